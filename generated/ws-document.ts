@@ -102,17 +102,28 @@ export const wsDocument = {
     "loginAssignments": {
       "address": "login-assignments:{id}",
       "title": "Login assignments",
-      "description": "Outcome of one login assignment (nothing is relayed to it yet).",
+      "description": "Outcome of one login assignment: `login-assignment:assigned` when it is made or made again, `login-assignment:removed` when it is removed. Public (the id is the capability): data carries the assignment's id, provider, status and time only, never a user or account id.",
       "parameters": {
         "id": {
           "description": "The login assignment id."
         }
       },
-      "messages": {},
+      "messages": {
+        "loginAssignmentUpdate": {
+          "$ref": "#/components/messages/loginAssignmentUpdate"
+        }
+      },
       "x-gate": {
         "kind": "Public"
       },
-      "x-feature": null
+      "x-feature": null,
+      "x-relay": {
+        "bus": "login-assignments:{id}",
+        "envelope": "event",
+        "form": "lifted",
+        "event_type_default": null,
+        "resume": "buffer"
+      }
     },
     "events": {
       "address": "events:{account_id}",
@@ -472,7 +483,7 @@ export const wsDocument = {
     "publicStats": {
       "address": "public-stats:{platform}:{broadcast_id}",
       "title": "Public statistics",
-      "description": "Public statistics of one broadcast: a snapshot after subscribed.",
+      "description": "Public statistics of one broadcast: a snapshot after subscribed, then the summary again (public-stats:update) each time a crawler batch changes it.",
       "parameters": {
         "platform": {
           "description": "The platform name."
@@ -484,13 +495,23 @@ export const wsDocument = {
       "messages": {
         "publicStatsBootstrap": {
           "$ref": "#/components/messages/publicStatsBootstrap"
+        },
+        "publicStatsUpdate": {
+          "$ref": "#/components/messages/publicStatsUpdate"
         }
       },
       "x-gate": {
         "kind": "PublicWhenFeature",
         "flag": "system:public_stats"
       },
-      "x-feature": "system:public_stats"
+      "x-feature": "system:public_stats",
+      "x-relay": {
+        "bus": "public-stats:{platform}:{broadcast_id}",
+        "envelope": "event",
+        "form": "lifted",
+        "event_type_default": "public-stats:update",
+        "resume": "buffer"
+      }
     }
   },
   "operations": {
@@ -564,6 +585,19 @@ export const wsDocument = {
       "messages": [
         {
           "$ref": "#/channels/chat/messages/chatUpdate"
+        }
+      ]
+    },
+    "sendLoginAssignments": {
+      "action": "send",
+      "title": "Login assignment frames",
+      "summary": "Frames the server sends on login-assignments:{id}.",
+      "channel": {
+        "$ref": "#/channels/loginAssignments"
+      },
+      "messages": [
+        {
+          "$ref": "#/channels/loginAssignments/messages/loginAssignmentUpdate"
         }
       ]
     },
@@ -763,6 +797,9 @@ export const wsDocument = {
       "messages": [
         {
           "$ref": "#/channels/publicStats/messages/publicStatsBootstrap"
+        },
+        {
+          "$ref": "#/channels/publicStats/messages/publicStatsUpdate"
         }
       ]
     }
@@ -1236,6 +1273,71 @@ export const wsDocument = {
           }
         }
       },
+      "loginAssignmentUpdate": {
+        "name": "event",
+        "title": "Login assignment outcome",
+        "summary": "An assignment was made (again) or removed.",
+        "x-direction": "server",
+        "payload": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "type",
+            "channel",
+            "data",
+            "event_type"
+          ],
+          "properties": {
+            "type": {
+              "const": "event"
+            },
+            "channel": {
+              "type": "string"
+            },
+            "event_type": {
+              "enum": [
+                "login-assignment:assigned",
+                "login-assignment:removed"
+              ]
+            },
+            "data": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "id",
+                "provider",
+                "status",
+                "at"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "provider": {
+                  "type": "string"
+                },
+                "status": {
+                  "enum": [
+                    "assigned",
+                    "removed"
+                  ]
+                },
+                "at": {
+                  "type": "string",
+                  "format": "date-time"
+                }
+              }
+            },
+            "cursor": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            }
+          }
+        }
+      },
       "musicNowPlaying": {
         "name": "music_platform:now-playing",
         "title": "Now playing",
@@ -1495,6 +1597,42 @@ export const wsDocument = {
             },
             "data": {
               "type": "object"
+            }
+          }
+        }
+      },
+      "publicStatsUpdate": {
+        "name": "event",
+        "title": "Public statistics update",
+        "summary": "The broadcast's public statistics summary (the bootstrap's shape) after a crawler batch changed it; opted-out channels send none.",
+        "x-direction": "server",
+        "payload": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "type",
+            "channel",
+            "data",
+            "event_type"
+          ],
+          "properties": {
+            "type": {
+              "const": "event"
+            },
+            "channel": {
+              "type": "string"
+            },
+            "event_type": {
+              "const": "public-stats:update"
+            },
+            "data": {
+              "type": "object"
+            },
+            "cursor": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
             }
           }
         }

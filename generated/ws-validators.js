@@ -2450,8 +2450,8 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicNowPlaying = validate23;
-const schema24 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateLoginAssignmentUpdate = validate23;
+const schema24 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2459,14 +2459,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2475,8 +2475,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("music_platform:now-playing" !== data.type){
-validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
+if("event" !== data.type){
+validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2485,11 +2485,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
+if(data.channel !== undefined){
 const _errs3 = errors;
-if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(typeof data.channel !== "string"){
+validate23.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -2498,17 +2497,137 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cursor !== undefined){
-let data2 = data.cursor;
+if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
+if(!((data2 === "login-assignment:assigned") || (data2 === "login-assignment:removed"))){
+validate23.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema24.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if(((((data3.id === undefined) && (missing1 = "id")) || ((data3.provider === undefined) && (missing1 = "provider"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.at === undefined) && (missing1 = "at"))){
+validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!((((key1 === "id") || (key1 === "provider")) || (key1 === "status")) || (key1 === "at"))){
+validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate23.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.provider !== undefined){
+const _errs11 = errors;
+if(typeof data3.provider !== "string"){
+validate23.errors = [{instancePath:instancePath+"/data/provider",schemaPath:"#/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.status !== undefined){
+let data6 = data3.status;
+const _errs13 = errors;
+if(!((data6 === "assigned") || (data6 === "removed"))){
+validate23.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema24.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.at !== undefined){
+let data7 = data3.at;
+const _errs14 = errors;
+if(errors === _errs14){
+if(errors === _errs14){
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+validate23.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data8 = data.cursor;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data8 === "string"){
+if(func2(data8) > 128){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
+if(func2(data8) < 1){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2519,10 +2638,12 @@ validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+}
 }
 }
 }
@@ -2538,8 +2659,8 @@ validate23.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlaySettingsUpdate = validate24;
-const schema25 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateMusicNowPlaying = validate24;
+const schema25 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2547,14 +2668,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
 validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
 validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2563,8 +2684,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("event" !== data.type){
-validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("music_platform:now-playing" !== data.type){
+validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2573,10 +2694,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate24.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -2585,210 +2707,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("overlay:update" !== data.event_type){
-validate24.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data3.id !== undefined){
-let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
-const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-validate24.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.name !== undefined){
-const _errs13 = errors;
-if(typeof data3.name !== "string"){
-validate24.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.settings !== undefined){
-let data7 = data3.settings;
-const _errs15 = errors;
-if(errors === _errs15){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-let data8 = data3.version;
-const _errs18 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate24.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs18){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-validate24.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.created_at !== undefined){
-let data9 = data3.created_at;
-const _errs20 = errors;
-if(errors === _errs20){
-if(errors === _errs20){
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-validate24.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs20 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.updated_at !== undefined){
-let data10 = data3.updated_at;
-const _errs22 = errors;
-if(errors === _errs22){
-if(errors === _errs22){
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-validate24.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs22 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data11 = data.cursor;
-const _errs24 = errors;
-if(errors === _errs24){
-if(typeof data11 === "string"){
-if(func2(data11) > 128){
+let data2 = data.cursor;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
 validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data11) < 1){
+if(func2(data2) < 1){
 validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2799,12 +2728,10 @@ validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-}
 }
 }
 }
@@ -2820,8 +2747,8 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlayUpdate = validate25;
-const schema26 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateOverlaySettingsUpdate = validate25;
+const schema26 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2869,8 +2796,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate25.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("overlay:update" !== data.event_type){
+validate25.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2879,17 +2806,198 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate25.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate25.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.name !== undefined){
+const _errs13 = errors;
+if(typeof data3.name !== "string"){
+validate25.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.settings !== undefined){
+let data7 = data3.settings;
+const _errs15 = errors;
+if(errors === _errs15){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.version !== undefined){
+let data8 = data3.version;
+const _errs18 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate25.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs18){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+validate25.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data9 = data3.created_at;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+validate25.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data10 = data3.updated_at;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+validate25.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data11 = data.cursor;
+const _errs24 = errors;
+if(errors === _errs24){
+if(typeof data11 === "string"){
+if(func2(data11) > 128){
 validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data11) < 1){
 validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2900,10 +3008,11 @@ validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -2920,8 +3029,8 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePing = validate26;
-const schema27 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
+exports.validateOverlayUpdate = validate26;
+const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2929,14 +3038,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "type")){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2944,9 +3053,68 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("ping" !== data.type){
-validate26.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
+const _errs2 = errors;
+if("event" !== data.type){
+validate26.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate26.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2961,8 +3129,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePong = validate27;
-const schema28 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
+exports.validatePing = validate27;
+const schema28 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2985,8 +3153,8 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("pong" !== data.type){
-validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
+if("ping" !== data.type){
+validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -3002,8 +3170,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceBootstrap = validate28;
-const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
+exports.validatePong = validate28;
+const schema29 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3011,14 +3179,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((data.type === undefined) && (missing0 = "type")){
 validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
+if(!(key0 === "type")){
 validate28.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3026,180 +3194,9 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("pong" !== data.type){
+validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate28.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.connections === undefined) && (missing1 = "connections")){
-validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.connections !== undefined){
-let data4 = data3.connections;
-const _errs8 = errors;
-if(errors === _errs8){
-if(Array.isArray(data4)){
-var valid2 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs10 = errors;
-if(errors === _errs10){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing2;
-if((data5.session_id === undefined) && (missing2 = "session_id")){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data5.session_id !== undefined){
-let data6 = data5.session_id;
-const _errs12 = errors;
-if(errors === _errs12){
-if(errors === _errs12){
-if(typeof data6 === "string"){
-if(!(formats2.test(data6))){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs12 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.user_id !== undefined){
-let data7 = data5.user_id;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs14 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.account_id !== undefined){
-let data8 = data5.account_id;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.display_name !== undefined){
-let data9 = data5.display_name;
-const _errs18 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs18 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.avatar_url !== undefined){
-let data10 = data5.avatar_url;
-const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs10 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -3214,8 +3211,8 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceJoin = validate29;
-const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceBootstrap = validate29;
+const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3263,8 +3260,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:join" !== data.event_type){
-validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
+if("bootstrap" !== data.event_type){
+validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3279,86 +3276,123 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.session_id === undefined) && (missing1 = "session_id")){
+if((data3.connections === undefined) && (missing1 = "connections")){
 validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data3.session_id !== undefined){
-let data4 = data3.session_id;
+if(data3.connections !== undefined){
+let data4 = data3.connections;
 const _errs8 = errors;
 if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate29.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate29.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.user_id !== undefined){
-let data5 = data3.user_id;
+if(Array.isArray(data4)){
+var valid2 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 const _errs10 = errors;
-if((typeof data5 !== "string") && (data5 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema30.properties.data.properties.user_id.type},message:"must be string,null"}];
+if(errors === _errs10){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing2;
+if((data5.session_id === undefined) && (missing2 = "session_id")){
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
-var valid1 = _errs10 === errors;
-}
 else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data6 = data3.account_id;
+if(data5.session_id !== undefined){
+let data6 = data5.session_id;
 const _errs12 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema30.properties.data.properties.account_id.type},message:"must be string,null"}];
+if(errors === _errs12){
+if(errors === _errs12){
+if(typeof data6 === "string"){
+if(!(formats2.test(data6))){
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
-var valid1 = _errs12 === errors;
 }
 else {
-var valid1 = true;
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid1){
-if(data3.display_name !== undefined){
-let data7 = data3.display_name;
+}
+}
+var valid3 = _errs12 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.user_id !== undefined){
+let data7 = data5.user_id;
 const _errs14 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema30.properties.data.properties.display_name.type},message:"must be string,null"}];
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs14 === errors;
+var valid3 = _errs14 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data3.avatar_url !== undefined){
-let data8 = data3.avatar_url;
+if(valid3){
+if(data5.account_id !== undefined){
+let data8 = data5.account_id;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema30.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs16 === errors;
+var valid3 = _errs16 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
+}
+if(valid3){
+if(data5.display_name !== undefined){
+let data9 = data5.display_name;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.avatar_url !== undefined){
+let data10 = data5.avatar_url;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
 }
 }
+}
+}
+}
+}
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid2 = _errs10 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 }
@@ -3389,8 +3423,8 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceLeave = validate30;
-const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceJoin = validate30;
+const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3438,8 +3472,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:leave" !== data.event_type){
-validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
+if("presence:join" !== data.event_type){
+validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3564,8 +3598,8 @@ validate30.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePublicStatsBootstrap = validate31;
-const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
+exports.validatePresenceLeave = validate31;
+const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3613,8 +3647,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+if("presence:leave" !== data.event_type){
+validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3626,9 +3660,98 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((data3.session_id === undefined) && (missing1 = "session_id")){
+validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.session_id !== undefined){
+let data4 = data3.session_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate31.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.user_id !== undefined){
+let data5 = data3.user_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema32.properties.data.properties.user_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data6 = data3.account_id;
+const _errs12 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema32.properties.data.properties.account_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.display_name !== undefined){
+let data7 = data3.display_name;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema32.properties.data.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.avatar_url !== undefined){
+let data8 = data3.avatar_url;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema32.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
 validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -3650,8 +3773,8 @@ validate31.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundPlay = validate32;
-const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validatePublicStatsBootstrap = validate32;
+const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3666,7 +3789,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
 validate32.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3699,8 +3822,208 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
+if("bootstrap" !== data.event_type){
+validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+
+exports.validatePublicStatsUpdate = validate33;
+const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate33.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate33.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if("public-stats:update" !== data.event_type){
+validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data4 = data.cursor;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(func2(data4) > 128){
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data4) < 1){
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateSoundPlay = validate34;
+const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate34.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate34.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate34.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
 if("sound:play" !== data.event_type){
-validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
+validate34.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3716,7 +4039,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((data3.sound_id === undefined) && (missing1 = "sound_id")) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.volume === undefined) && (missing1 = "volume"))) || ((data3.stream_url === undefined) && (missing1 = "stream_url"))){
-validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -3727,12 +4050,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate32.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate34.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3746,7 +4069,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs10 = errors;
 if(typeof data3.name !== "string"){
-validate32.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs10 === errors;
@@ -3758,7 +4081,7 @@ if(valid1){
 if(data3.content_type !== undefined){
 const _errs12 = errors;
 if(typeof data3.content_type !== "string"){
-validate32.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -3771,7 +4094,7 @@ if(data3.duration_ms !== undefined){
 let data7 = data3.duration_ms;
 const _errs14 = errors;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-validate32.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema33.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
+validate34.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema35.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
 return false;
 }
 var valid1 = _errs14 === errors;
@@ -3786,18 +4109,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1 || isNaN(data8)){
-validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3845,7 +4168,7 @@ if(data9.type !== undefined){
 let data10 = data9.type;
 const _errs24 = errors;
 if(!((data10 === "overlay") || (data10 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema33.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema35.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3903,7 +4226,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate32.errors = vErrors;
+validate34.errors = vErrors;
 return false;
 }
 else {
@@ -3926,7 +4249,7 @@ if(valid1){
 if(data3.stream_url !== undefined){
 const _errs27 = errors;
 if(typeof data3.stream_url !== "string"){
-validate32.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs27 === errors;
@@ -3943,7 +4266,7 @@ var valid1 = true;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3959,18 +4282,18 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(func2(data13) > 128){
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data13) < 1){
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3987,32 +4310,32 @@ var valid0 = true;
 }
 }
 else {
-validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate32.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundStop = validate33;
-const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateSoundStop = validate35;
+const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
-validate33.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4021,7 +4344,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate33.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4033,7 +4356,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4045,7 +4368,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("sound:stop" !== data.event_type){
-validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
+validate35.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4061,7 +4384,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((data3.sound_id === undefined) && (missing1 = "sound_id")){
-validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4072,12 +4395,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate33.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate33.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4126,7 +4449,7 @@ if(data5.type !== undefined){
 let data6 = data5.type;
 const _errs16 = errors;
 if(!((data6 === "overlay") || (data6 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema34.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema36.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4184,7 +4507,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return false;
 }
 else {
@@ -4207,7 +4530,7 @@ var valid1 = true;
 }
 }
 else {
-validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4223,18 +4546,18 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data8 === "string"){
 if(func2(data8) > 128){
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data8) < 1){
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4251,32 +4574,32 @@ var valid0 = true;
 }
 }
 else {
-validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateStreamEvent = validate34;
-const schema35 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateStreamEvent = validate36;
+const schema37 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
-validate34.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
-validate34.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4285,7 +4608,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4301,7 +4624,7 @@ if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
-validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4312,12 +4635,12 @@ if(errors === _errs5){
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(!(formats2.test(data2))){
-validate34.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4335,12 +4658,12 @@ if(errors === _errs7){
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(!(formats2.test(data3))){
-validate34.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4357,12 +4680,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func2(data4) > 100){
-validate34.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate36.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4375,7 +4698,7 @@ if(valid1){
 if(data1.platform !== undefined){
 const _errs11 = errors;
 if(typeof data1.platform !== "string"){
-validate34.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs11 === errors;
@@ -4388,7 +4711,7 @@ if(data1.external_id !== undefined){
 let data6 = data1.external_id;
 const _errs13 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
-validate34.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema35.properties.data.properties.external_id.type},message:"must be string,null"}];
+validate36.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema37.properties.data.properties.external_id.type},message:"must be string,null"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -4401,7 +4724,7 @@ if(data1.raw !== undefined){
 let data7 = data1.raw;
 const _errs15 = errors;
 if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-validate34.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid1 = _errs15 === errors;
@@ -4417,12 +4740,12 @@ if(errors === _errs17){
 if(errors === _errs17){
 if(typeof data8 === "string"){
 if(!(formats0.validate(data8))){
-validate34.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4441,7 +4764,7 @@ var valid1 = true;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4457,18 +4780,18 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data9 === "string"){
 if(func2(data9) > 128){
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data9) < 1){
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4483,167 +4806,6 @@ var valid0 = true;
 }
 }
 else {
-validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate34.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateSubscribe = validate35;
-const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
-
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
-validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
-validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("subscribe" !== data.type){
-validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-let data1 = data.channel;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.since !== undefined){
-let data2 = data.since;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
-validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data2) < 1){
-validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate35.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateSubscribed = validate36;
-const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
-
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
-validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
-validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("subscribed" !== data.type){
-validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate36.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
 validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
@@ -4652,8 +4814,8 @@ validate36.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribe = validate37;
-const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
+exports.validateSubscribe = validate37;
+const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4668,7 +4830,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
+if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
 validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4677,8 +4839,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribe" !== data.type){
-validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
+if("subscribe" !== data.type){
+validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4713,6 +4875,34 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.since !== undefined){
+let data2 = data.since;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
+validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data2) < 1){
+validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -4726,8 +4916,8 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribed = validate38;
-const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
+exports.validateSubscribed = validate38;
+const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4751,8 +4941,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribed" !== data.type){
-validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+if("subscribed" !== data.type){
+validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4785,8 +4975,8 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWelcome = validate39;
-const schema40 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+exports.validateUnsubscribe = validate39;
+const schema40 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4794,14 +4984,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate39.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4810,8 +5000,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("welcome" !== data.type){
-validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+if("unsubscribe" !== data.type){
+validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4820,40 +5010,31 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.session_id !== undefined){
-let data1 = data.session_id;
+if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
 if(errors === _errs3){
-if(errors === _errs3){
 if(typeof data1 === "string"){
-if(!(formats2.test(data1))){
-validate39.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+if(func2(data1) > 512){
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
 return false;
+}
+else {
+if(func2(data1) < 1){
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
 }
 }
 else {
-validate39.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
 }
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.server_version !== undefined){
-const _errs5 = errors;
-if(typeof data.server_version !== "string"){
-validate39.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -4868,8 +5049,8 @@ validate39.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetSettingsUpdate = validate40;
-const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateUnsubscribed = validate40;
+const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4877,14 +5058,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate40.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate40.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4893,8 +5074,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("event" !== data.type){
-validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("unsubscribed" !== data.type){
+validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4914,11 +5095,153 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+}
+}
+}
+}
+else {
+validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWelcome = validate41;
+const schema42 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("welcome" !== data.type){
+validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session_id !== undefined){
+let data1 = data.session_id;
+const _errs3 = errors;
+if(errors === _errs3){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(!(formats2.test(data1))){
+validate41.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.server_version !== undefined){
+const _errs5 = errors;
+if(typeof data.server_version !== "string"){
+validate41.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWidgetSettingsUpdate = validate42;
+const schema43 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+validate42.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate42.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate42.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("widget:update" !== data.event_type){
-validate40.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
+validate42.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4934,14 +5257,14 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data3){
 if(!((((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "type")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4954,12 +5277,12 @@ if(errors === _errs9){
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate40.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4977,12 +5300,12 @@ if(errors === _errs11){
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!(formats2.test(data5))){
-validate40.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4996,7 +5319,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs13 = errors;
 if(typeof data3.name !== "string"){
-validate40.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -5008,7 +5331,7 @@ if(valid1){
 if(data3.type !== undefined){
 const _errs15 = errors;
 if(typeof data3.type !== "string"){
-validate40.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs15 === errors;
@@ -5024,7 +5347,7 @@ if(errors === _errs17){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate42.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5038,13 +5361,13 @@ if(data3.version !== undefined){
 let data9 = data3.version;
 const _errs20 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate40.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate42.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 1 || isNaN(data9)){
-validate40.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate42.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -5062,12 +5385,12 @@ if(errors === _errs22){
 if(errors === _errs22){
 if(typeof data10 === "string"){
 if(!(formats0.validate(data10))){
-validate40.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5085,12 +5408,12 @@ if(errors === _errs24){
 if(errors === _errs24){
 if(typeof data11 === "string"){
 if(!(formats0.validate(data11))){
-validate40.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5111,7 +5434,7 @@ var valid1 = true;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5127,18 +5450,18 @@ const _errs26 = errors;
 if(errors === _errs26){
 if(typeof data12 === "string"){
 if(func2(data12) > 128){
-validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data12) < 1){
-validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5155,32 +5478,32 @@ var valid0 = true;
 }
 }
 else {
-validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetUpdate = validate41;
-const schema42 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateWidgetUpdate = validate43;
+const schema44 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate43.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate43.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5189,7 +5512,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate43.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5201,7 +5524,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate41.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -5213,7 +5536,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if(typeof data.event_type !== "string"){
-validate41.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -5228,18 +5551,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func2(data3) > 128){
-validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data3) < 1){
-validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5255,18 +5578,18 @@ var valid0 = true;
 }
 }
 else {
-validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateAutomation = validate42;
-const schema43 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateAutomation = validate44;
+const schema45 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -5389,7 +5712,7 @@ else {
 vErrors.push(err7);
 }
 errors++;
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return false;
 }
 else {
@@ -5403,14 +5726,14 @@ vErrors = null;
 }
 }
 }
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateChatMessage = validate43;
-const schema44 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateChatMessage = validate45;
+const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -5623,7 +5946,7 @@ if(data6.avatar_url !== undefined){
 let data10 = data6.avatar_url;
 const _errs29 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5755,7 +6078,7 @@ if(data1.deleted_by !== undefined){
 let data13 = data1.deleted_by;
 const _errs36 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5860,7 +6183,7 @@ if(data1.deleted_by !== undefined){
 let data17 = data1.deleted_by;
 const _errs45 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5879,7 +6202,7 @@ if(data1.action !== undefined){
 let data18 = data1.action;
 const _errs47 = errors;
 if(!((data18 === "ban") || (data18 === "timeout"))){
-const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema46.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5898,7 +6221,7 @@ if(data1.duration_secs !== undefined){
 let data19 = data1.duration_secs;
 const _errs48 = errors;
 if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6041,7 +6364,7 @@ if(data21.target_user_id !== undefined){
 let data25 = data21.target_user_id;
 const _errs61 = errors;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6060,7 +6383,7 @@ if(data21.target_username !== undefined){
 let data26 = data21.target_username;
 const _errs63 = errors;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6079,7 +6402,7 @@ if(data21.platform_message_id !== undefined){
 let data27 = data21.platform_message_id;
 const _errs65 = errors;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6098,7 +6421,7 @@ if(data21.moderator_user_id !== undefined){
 let data28 = data21.moderator_user_id;
 const _errs67 = errors;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6117,7 +6440,7 @@ if(data21.moderator_name !== undefined){
 let data29 = data21.moderator_name;
 const _errs69 = errors;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6136,7 +6459,7 @@ if(data21.duration_secs !== undefined){
 let data30 = data21.duration_secs;
 const _errs71 = errors;
 if((!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))) && (data30 !== null)){
-const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6155,7 +6478,7 @@ if(data21.reason !== undefined){
 let data31 = data21.reason;
 const _errs73 = errors;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6174,7 +6497,7 @@ if(data21.source !== undefined){
 let data32 = data21.source;
 const _errs75 = errors;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6342,7 +6665,7 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs86 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema46.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -6476,7 +6799,7 @@ else {
 vErrors.push(err57);
 }
 errors++;
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return false;
 }
 else {
@@ -6490,14 +6813,14 @@ vErrors = null;
 }
 }
 }
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateEvent = validate44;
-const schema45 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateEvent = validate46;
+const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6572,7 +6895,7 @@ if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs7 = errors;
 if(!(((data2 === "comment:created") || (data2 === "comment:updated")) || (data2 === "comment:voted"))){
-const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7656,7 +7979,7 @@ if(data.event_type !== undefined){
 let data31 = data.event_type;
 const _errs75 = errors;
 if(!((data31 === "history:session_started") || (data31 === "history:session_updated"))){
-const err69 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[6].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err69 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[6].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -7825,7 +8148,7 @@ if(data.event_type !== undefined){
 let data36 = data.event_type;
 const _errs86 = errors;
 if(!((((data36 === "idea:created") || (data36 === "idea:updated")) || (data36 === "idea:status_changed")) || (data36 === "idea:voted"))){
-const err79 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err79 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -8251,7 +8574,7 @@ const _errs112 = errors;
 if(errors === _errs112){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing13;
-if((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))){
+if(((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))) || ((data.event_type === undefined) && (missing13 = "event_type"))){
 const err104 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
 vErrors = [err104];
@@ -8314,9 +8637,10 @@ var valid14 = true;
 }
 if(valid14){
 if(data.event_type !== undefined){
+let data51 = data.event_type;
 const _errs118 = errors;
-if("overlay:update" !== data.event_type){
-const err108 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+if(!((data51 === "login-assignment:assigned") || (data51 === "login-assignment:removed"))){
+const err108 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -8337,7 +8661,7 @@ const _errs119 = errors;
 if(errors === _errs119){
 if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
 let missing14;
-if((((((((data52.id === undefined) && (missing14 = "id")) || ((data52.account_id === undefined) && (missing14 = "account_id"))) || ((data52.name === undefined) && (missing14 = "name"))) || ((data52.settings === undefined) && (missing14 = "settings"))) || ((data52.version === undefined) && (missing14 = "version"))) || ((data52.created_at === undefined) && (missing14 = "created_at"))) || ((data52.updated_at === undefined) && (missing14 = "updated_at"))){
+if(((((data52.id === undefined) && (missing14 = "id")) || ((data52.provider === undefined) && (missing14 = "provider"))) || ((data52.status === undefined) && (missing14 = "status"))) || ((data52.at === undefined) && (missing14 = "at"))){
 const err109 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
 if(vErrors === null){
 vErrors = [err109];
@@ -8350,7 +8674,7 @@ errors++;
 else {
 const _errs121 = errors;
 for(const key10 in data52){
-if(!(((((((key10 === "id") || (key10 === "account_id")) || (key10 === "name")) || (key10 === "settings")) || (key10 === "version")) || (key10 === "created_at")) || (key10 === "updated_at"))){
+if(!((((key10 === "id") || (key10 === "provider")) || (key10 === "status")) || (key10 === "at"))){
 const err110 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err110];
@@ -8398,14 +8722,10 @@ else {
 var valid15 = true;
 }
 if(valid15){
-if(data52.account_id !== undefined){
-let data54 = data52.account_id;
+if(data52.provider !== undefined){
 const _errs124 = errors;
-if(errors === _errs124){
-if(errors === _errs124){
-if(typeof data54 === "string"){
-if(!(formats2.test(data54))){
-const err113 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/9/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(typeof data52.provider !== "string"){
+const err113 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/9/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -8414,34 +8734,22 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-else {
-const err114 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/9/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err114];
-}
-else {
-vErrors.push(err114);
-}
-errors++;
-}
-}
-}
 var valid15 = _errs124 === errors;
 }
 else {
 var valid15 = true;
 }
 if(valid15){
-if(data52.name !== undefined){
+if(data52.status !== undefined){
+let data55 = data52.status;
 const _errs126 = errors;
-if(typeof data52.name !== "string"){
-const err115 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/9/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data55 === "assigned") || (data55 === "removed"))){
+const err114 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/9/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err115];
+vErrors = [err114];
 }
 else {
-vErrors.push(err115);
+vErrors.push(err114);
 }
 errors++;
 }
@@ -8451,14 +8759,25 @@ else {
 var valid15 = true;
 }
 if(valid15){
-if(data52.settings !== undefined){
-let data56 = data52.settings;
-const _errs128 = errors;
-if(errors === _errs128){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+if(data52.at !== undefined){
+let data56 = data52.at;
+const _errs127 = errors;
+if(errors === _errs127){
+if(errors === _errs127){
+if(typeof data56 === "string"){
+if(!(formats0.validate(data56))){
+const err115 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err115];
 }
 else {
-const err116 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/9/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err115);
+}
+errors++;
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -8468,130 +8787,25 @@ vErrors.push(err116);
 errors++;
 }
 }
-var valid15 = _errs128 === errors;
+}
+var valid15 = _errs127 === errors;
 }
 else {
 var valid15 = true;
 }
-if(valid15){
-if(data52.version !== undefined){
-let data57 = data52.version;
-const _errs131 = errors;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
-const err117 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/9/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+}
+}
+}
+}
+else {
+const err117 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err117];
 }
 else {
 vErrors.push(err117);
-}
-errors++;
-}
-if(errors === _errs131){
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 1 || isNaN(data57)){
-const err118 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/9/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err118];
-}
-else {
-vErrors.push(err118);
-}
-errors++;
-}
-}
-}
-var valid15 = _errs131 === errors;
-}
-else {
-var valid15 = true;
-}
-if(valid15){
-if(data52.created_at !== undefined){
-let data58 = data52.created_at;
-const _errs133 = errors;
-if(errors === _errs133){
-if(errors === _errs133){
-if(typeof data58 === "string"){
-if(!(formats0.validate(data58))){
-const err119 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err119];
-}
-else {
-vErrors.push(err119);
-}
-errors++;
-}
-}
-else {
-const err120 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err120];
-}
-else {
-vErrors.push(err120);
-}
-errors++;
-}
-}
-}
-var valid15 = _errs133 === errors;
-}
-else {
-var valid15 = true;
-}
-if(valid15){
-if(data52.updated_at !== undefined){
-let data59 = data52.updated_at;
-const _errs135 = errors;
-if(errors === _errs135){
-if(errors === _errs135){
-if(typeof data59 === "string"){
-if(!(formats0.validate(data59))){
-const err121 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err121];
-}
-else {
-vErrors.push(err121);
-}
-errors++;
-}
-}
-else {
-const err122 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err122];
-}
-else {
-vErrors.push(err122);
-}
-errors++;
-}
-}
-}
-var valid15 = _errs135 === errors;
-}
-else {
-var valid15 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err123 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
 }
 errors++;
 }
@@ -8603,45 +8817,45 @@ var valid14 = true;
 }
 if(valid14){
 if(data.cursor !== undefined){
-let data60 = data.cursor;
-const _errs137 = errors;
-if(errors === _errs137){
-if(typeof data60 === "string"){
-if(func2(data60) > 128){
-const err124 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+let data57 = data.cursor;
+const _errs129 = errors;
+if(errors === _errs129){
+if(typeof data57 === "string"){
+if(func2(data57) > 128){
+const err118 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err124];
+vErrors = [err118];
 }
 else {
-vErrors.push(err124);
+vErrors.push(err118);
 }
 errors++;
 }
 else {
-if(func2(data60) < 1){
-const err125 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func2(data57) < 1){
+const err119 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err125];
+vErrors = [err119];
 }
 else {
-vErrors.push(err125);
+vErrors.push(err119);
 }
 errors++;
 }
 }
 }
 else {
-const err126 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err120 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err126];
+vErrors = [err120];
 }
 else {
-vErrors.push(err126);
+vErrors.push(err120);
 }
 errors++;
 }
 }
-var valid14 = _errs137 === errors;
+var valid14 = _errs129 === errors;
 }
 else {
 var valid14 = true;
@@ -8654,7 +8868,111 @@ var valid14 = true;
 }
 }
 else {
-const err127 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err121 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+}
+var _valid0 = _errs112 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs131 = errors;
+if(errors === _errs131){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing15;
+if((((data.type === undefined) && (missing15 = "type")) || ((data.channel === undefined) && (missing15 = "channel"))) || ((data.data === undefined) && (missing15 = "data"))){
+const err122 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+else {
+const _errs133 = errors;
+for(const key11 in data){
+if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
+const err123 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+break;
+}
+}
+if(_errs133 === errors){
+if(data.type !== undefined){
+const _errs134 = errors;
+if("event" !== data.type){
+const err124 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+var valid16 = _errs134 === errors;
+}
+else {
+var valid16 = true;
+}
+if(valid16){
+if(data.channel !== undefined){
+const _errs135 = errors;
+if(typeof data.channel !== "string"){
+const err125 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+var valid16 = _errs135 === errors;
+}
+else {
+var valid16 = true;
+}
+if(valid16){
+if(data.event_type !== undefined){
+const _errs137 = errors;
+if("overlay:update" !== data.event_type){
+const err126 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+var valid16 = _errs137 === errors;
+}
+else {
+var valid16 = true;
+}
+if(valid16){
+if(data.data !== undefined){
+let data61 = data.data;
+const _errs138 = errors;
+if(errors === _errs138){
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+let missing16;
+if((((((((data61.id === undefined) && (missing16 = "id")) || ((data61.account_id === undefined) && (missing16 = "account_id"))) || ((data61.name === undefined) && (missing16 = "name"))) || ((data61.settings === undefined) && (missing16 = "settings"))) || ((data61.version === undefined) && (missing16 = "version"))) || ((data61.created_at === undefined) && (missing16 = "created_at"))) || ((data61.updated_at === undefined) && (missing16 = "updated_at"))){
+const err127 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -8663,16 +8981,11 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-var _valid0 = _errs112 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs139 = errors;
-if(errors === _errs139){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing15;
-if((((data.type === undefined) && (missing15 = "type")) || ((data.channel === undefined) && (missing15 = "channel"))) || ((data.data === undefined) && (missing15 = "data"))){
-const err128 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+else {
+const _errs140 = errors;
+for(const key12 in data61){
+if(!(((((((key12 === "id") || (key12 === "account_id")) || (key12 === "name")) || (key12 === "settings")) || (key12 === "version")) || (key12 === "created_at")) || (key12 === "updated_at"))){
+const err128 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -8680,12 +8993,18 @@ else {
 vErrors.push(err128);
 }
 errors++;
+break;
 }
-else {
+}
+if(_errs140 === errors){
+if(data61.id !== undefined){
+let data62 = data61.id;
 const _errs141 = errors;
-for(const key11 in data){
-if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
-const err129 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(errors === _errs141){
+if(errors === _errs141){
+if(typeof data62 === "string"){
+if(!(formats2.test(data62))){
+const err129 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -8693,14 +9012,10 @@ else {
 vErrors.push(err129);
 }
 errors++;
-break;
 }
 }
-if(_errs141 === errors){
-if(data.type !== undefined){
-const _errs142 = errors;
-if("event" !== data.type){
-const err130 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const err130 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -8709,16 +9024,22 @@ vErrors.push(err130);
 }
 errors++;
 }
-var valid16 = _errs142 === errors;
+}
+}
+var valid17 = _errs141 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data.channel !== undefined){
+if(valid17){
+if(data61.account_id !== undefined){
+let data63 = data61.account_id;
 const _errs143 = errors;
-if(typeof data.channel !== "string"){
-const err131 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs143){
+if(errors === _errs143){
+if(typeof data63 === "string"){
+if(!(formats2.test(data63))){
+const err131 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -8727,16 +9048,9 @@ vErrors.push(err131);
 }
 errors++;
 }
-var valid16 = _errs143 === errors;
 }
 else {
-var valid16 = true;
-}
-if(valid16){
-if(data.event_type !== undefined){
-const _errs145 = errors;
-if(typeof data.event_type !== "string"){
-const err132 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err132 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -8745,19 +9059,18 @@ vErrors.push(err132);
 }
 errors++;
 }
-var valid16 = _errs145 === errors;
+}
+}
+var valid17 = _errs143 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data.cursor !== undefined){
-let data64 = data.cursor;
-const _errs147 = errors;
-if(errors === _errs147){
-if(typeof data64 === "string"){
-if(func2(data64) > 128){
-const err133 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid17){
+if(data61.name !== undefined){
+const _errs145 = errors;
+if(typeof data61.name !== "string"){
+const err133 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/10/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -8766,9 +9079,20 @@ vErrors.push(err133);
 }
 errors++;
 }
+var valid17 = _errs145 === errors;
+}
 else {
-if(func2(data64) < 1){
-const err134 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid17 = true;
+}
+if(valid17){
+if(data61.settings !== undefined){
+let data65 = data61.settings;
+const _errs147 = errors;
+if(errors === _errs147){
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+}
+else {
+const err134 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/10/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -8778,9 +9102,17 @@ vErrors.push(err134);
 errors++;
 }
 }
+var valid17 = _errs147 === errors;
 }
 else {
-const err135 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid17 = true;
+}
+if(valid17){
+if(data61.version !== undefined){
+let data66 = data61.version;
+const _errs150 = errors;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+const err135 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -8789,8 +9121,161 @@ vErrors.push(err135);
 }
 errors++;
 }
+if(errors === _errs150){
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 < 1 || isNaN(data66)){
+const err136 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err136];
 }
-var valid16 = _errs147 === errors;
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+}
+}
+var valid17 = _errs150 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data61.created_at !== undefined){
+let data67 = data61.created_at;
+const _errs152 = errors;
+if(errors === _errs152){
+if(errors === _errs152){
+if(typeof data67 === "string"){
+if(!(formats0.validate(data67))){
+const err137 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+else {
+const err138 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+}
+}
+var valid17 = _errs152 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data61.updated_at !== undefined){
+let data68 = data61.updated_at;
+const _errs154 = errors;
+if(errors === _errs154){
+if(errors === _errs154){
+if(typeof data68 === "string"){
+if(!(formats0.validate(data68))){
+const err139 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+}
+else {
+const err140 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+}
+var valid17 = _errs154 === errors;
+}
+else {
+var valid17 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err141 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+}
+var valid16 = _errs138 === errors;
+}
+else {
+var valid16 = true;
+}
+if(valid16){
+if(data.cursor !== undefined){
+let data69 = data.cursor;
+const _errs156 = errors;
+if(errors === _errs156){
+if(typeof data69 === "string"){
+if(func2(data69) > 128){
+const err142 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+else {
+if(func2(data69) < 1){
+const err143 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+var valid16 = _errs156 === errors;
 }
 else {
 var valid16 = true;
@@ -8801,164 +9286,9 @@ var valid16 = true;
 }
 }
 }
-else {
-const err136 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err136];
 }
 else {
-vErrors.push(err136);
-}
-errors++;
-}
-}
-var _valid0 = _errs139 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs149 = errors;
-if(errors === _errs149){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing16;
-if(((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))) || ((data.event_type === undefined) && (missing16 = "event_type"))){
-const err137 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
-if(vErrors === null){
-vErrors = [err137];
-}
-else {
-vErrors.push(err137);
-}
-errors++;
-}
-else {
-const _errs151 = errors;
-for(const key12 in data){
-if(!((((key12 === "type") || (key12 === "channel")) || (key12 === "event_type")) || (key12 === "data"))){
-const err138 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err138];
-}
-else {
-vErrors.push(err138);
-}
-errors++;
-break;
-}
-}
-if(_errs151 === errors){
-if(data.type !== undefined){
-const _errs152 = errors;
-if("event" !== data.type){
-const err139 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err139];
-}
-else {
-vErrors.push(err139);
-}
-errors++;
-}
-var valid17 = _errs152 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data.channel !== undefined){
-const _errs153 = errors;
-if(typeof data.channel !== "string"){
-const err140 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err140];
-}
-else {
-vErrors.push(err140);
-}
-errors++;
-}
-var valid17 = _errs153 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data.event_type !== undefined){
-const _errs155 = errors;
-if("bootstrap" !== data.event_type){
-const err141 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err141];
-}
-else {
-vErrors.push(err141);
-}
-errors++;
-}
-var valid17 = _errs155 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data.data !== undefined){
-let data68 = data.data;
-const _errs156 = errors;
-if(errors === _errs156){
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-let missing17;
-if((data68.connections === undefined) && (missing17 = "connections")){
-const err142 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
-if(vErrors === null){
-vErrors = [err142];
-}
-else {
-vErrors.push(err142);
-}
-errors++;
-}
-else {
-if(data68.connections !== undefined){
-let data69 = data68.connections;
-const _errs158 = errors;
-if(errors === _errs158){
-if(Array.isArray(data69)){
-var valid19 = true;
-const len0 = data69.length;
-for(let i0=0; i0<len0; i0++){
-let data70 = data69[i0];
-const _errs160 = errors;
-if(errors === _errs160){
-if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
-let missing18;
-if((data70.session_id === undefined) && (missing18 = "session_id")){
-const err143 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/11/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
-if(vErrors === null){
-vErrors = [err143];
-}
-else {
-vErrors.push(err143);
-}
-errors++;
-}
-else {
-if(data70.session_id !== undefined){
-let data71 = data70.session_id;
-const _errs162 = errors;
-if(errors === _errs162){
-if(errors === _errs162){
-if(typeof data71 === "string"){
-if(!(formats2.test(data71))){
-const err144 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err144];
-}
-else {
-vErrors.push(err144);
-}
-errors++;
-}
-}
-else {
-const err145 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err145 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -8968,18 +9298,15 @@ vErrors.push(err145);
 errors++;
 }
 }
-}
-var valid20 = _errs162 === errors;
-}
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data70.user_id !== undefined){
-let data72 = data70.user_id;
-const _errs164 = errors;
-if((typeof data72 !== "string") && (data72 !== null)){
-const err146 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
+var _valid0 = _errs131 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs158 = errors;
+if(errors === _errs158){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing17;
+if((((data.type === undefined) && (missing17 = "type")) || ((data.channel === undefined) && (missing17 = "channel"))) || ((data.data === undefined) && (missing17 = "data"))){
+const err146 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -8988,17 +9315,11 @@ vErrors.push(err146);
 }
 errors++;
 }
-var valid20 = _errs164 === errors;
-}
 else {
-var valid20 = true;
-}
-if(valid20){
-if(data70.account_id !== undefined){
-let data73 = data70.account_id;
-const _errs166 = errors;
-if((typeof data73 !== "string") && (data73 !== null)){
-const err147 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
+const _errs160 = errors;
+for(const key13 in data){
+if(!(((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data")) || (key13 === "cursor"))){
+const err147 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -9006,18 +9327,14 @@ else {
 vErrors.push(err147);
 }
 errors++;
+break;
 }
-var valid20 = _errs166 === errors;
 }
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data70.display_name !== undefined){
-let data74 = data70.display_name;
-const _errs168 = errors;
-if((typeof data74 !== "string") && (data74 !== null)){
-const err148 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
+if(_errs160 === errors){
+if(data.type !== undefined){
+const _errs161 = errors;
+if("event" !== data.type){
+const err148 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -9026,17 +9343,16 @@ vErrors.push(err148);
 }
 errors++;
 }
-var valid20 = _errs168 === errors;
+var valid18 = _errs161 === errors;
 }
 else {
-var valid20 = true;
+var valid18 = true;
 }
-if(valid20){
-if(data70.avatar_url !== undefined){
-let data75 = data70.avatar_url;
-const _errs170 = errors;
-if((typeof data75 !== "string") && (data75 !== null)){
-const err149 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(valid18){
+if(data.channel !== undefined){
+const _errs162 = errors;
+if(typeof data.channel !== "string"){
+const err149 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -9045,19 +9361,16 @@ vErrors.push(err149);
 }
 errors++;
 }
-var valid20 = _errs170 === errors;
+var valid18 = _errs162 === errors;
 }
 else {
-var valid20 = true;
+var valid18 = true;
 }
-}
-}
-}
-}
-}
-}
-else {
-const err150 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/11/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid18){
+if(data.event_type !== undefined){
+const _errs164 = errors;
+if(typeof data.event_type !== "string"){
+const err150 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -9066,15 +9379,19 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-var valid19 = _errs160 === errors;
-if(!valid19){
-break;
-}
-}
+var valid18 = _errs164 === errors;
 }
 else {
-const err151 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/11/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var valid18 = true;
+}
+if(valid18){
+if(data.cursor !== undefined){
+let data73 = data.cursor;
+const _errs166 = errors;
+if(errors === _errs166){
+if(typeof data73 === "string"){
+if(func2(data73) > 128){
+const err151 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -9083,12 +9400,9 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-}
-}
-}
 else {
-const err152 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data73) < 1){
+const err152 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -9098,19 +9412,9 @@ vErrors.push(err152);
 errors++;
 }
 }
-var valid17 = _errs156 === errors;
 }
 else {
-var valid17 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err153 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err153 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -9120,15 +9424,19 @@ vErrors.push(err153);
 errors++;
 }
 }
-var _valid0 = _errs149 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs172 = errors;
-if(errors === _errs172){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing19;
-if(((((data.type === undefined) && (missing19 = "type")) || ((data.channel === undefined) && (missing19 = "channel"))) || ((data.data === undefined) && (missing19 = "data"))) || ((data.event_type === undefined) && (missing19 = "event_type"))){
-const err154 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+var valid18 = _errs166 === errors;
+}
+else {
+var valid18 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err154 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -9137,11 +9445,16 @@ vErrors.push(err154);
 }
 errors++;
 }
-else {
-const _errs174 = errors;
-for(const key13 in data){
-if(!((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data"))){
-const err155 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs158 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs168 = errors;
+if(errors === _errs168){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing18;
+if(((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))) || ((data.event_type === undefined) && (missing18 = "event_type"))){
+const err155 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -9149,14 +9462,12 @@ else {
 vErrors.push(err155);
 }
 errors++;
-break;
 }
-}
-if(_errs174 === errors){
-if(data.type !== undefined){
-const _errs175 = errors;
-if("event" !== data.type){
-const err156 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const _errs170 = errors;
+for(const key14 in data){
+if(!((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data"))){
+const err156 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -9164,17 +9475,14 @@ else {
 vErrors.push(err156);
 }
 errors++;
+break;
 }
-var valid21 = _errs175 === errors;
 }
-else {
-var valid21 = true;
-}
-if(valid21){
-if(data.channel !== undefined){
-const _errs176 = errors;
-if(typeof data.channel !== "string"){
-const err157 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs170 === errors){
+if(data.type !== undefined){
+const _errs171 = errors;
+if("event" !== data.type){
+const err157 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -9183,16 +9491,16 @@ vErrors.push(err157);
 }
 errors++;
 }
-var valid21 = _errs176 === errors;
+var valid19 = _errs171 === errors;
 }
 else {
-var valid21 = true;
+var valid19 = true;
 }
-if(valid21){
-if(data.event_type !== undefined){
-const _errs178 = errors;
-if("presence:join" !== data.event_type){
-const err158 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+if(valid19){
+if(data.channel !== undefined){
+const _errs172 = errors;
+if(typeof data.channel !== "string"){
+const err158 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -9201,25 +9509,67 @@ vErrors.push(err158);
 }
 errors++;
 }
-var valid21 = _errs178 === errors;
+var valid19 = _errs172 === errors;
 }
 else {
-var valid21 = true;
+var valid19 = true;
 }
-if(valid21){
-if(data.data !== undefined){
-let data79 = data.data;
-const _errs179 = errors;
-if(errors === _errs179){
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-let missing20;
-if((data79.session_id === undefined) && (missing20 = "session_id")){
-const err159 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+if(valid19){
+if(data.event_type !== undefined){
+const _errs174 = errors;
+if("bootstrap" !== data.event_type){
+const err159 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err159];
 }
 else {
 vErrors.push(err159);
+}
+errors++;
+}
+var valid19 = _errs174 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data.data !== undefined){
+let data77 = data.data;
+const _errs175 = errors;
+if(errors === _errs175){
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+let missing19;
+if((data77.connections === undefined) && (missing19 = "connections")){
+const err160 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+else {
+if(data77.connections !== undefined){
+let data78 = data77.connections;
+const _errs177 = errors;
+if(errors === _errs177){
+if(Array.isArray(data78)){
+var valid21 = true;
+const len0 = data78.length;
+for(let i0=0; i0<len0; i0++){
+let data79 = data78[i0];
+const _errs179 = errors;
+if(errors === _errs179){
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+let missing20;
+if((data79.session_id === undefined) && (missing20 = "session_id")){
+const err161 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
 }
 errors++;
 }
@@ -9231,23 +9581,23 @@ if(errors === _errs181){
 if(errors === _errs181){
 if(typeof data80 === "string"){
 if(!(formats2.test(data80))){
-const err160 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/12/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err162 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
-vErrors = [err160];
+vErrors = [err162];
 }
 else {
-vErrors.push(err160);
+vErrors.push(err162);
 }
 errors++;
 }
 }
 else {
-const err161 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/12/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err163 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err161];
+vErrors = [err163];
 }
 else {
-vErrors.push(err161);
+vErrors.push(err163);
 }
 errors++;
 }
@@ -9263,12 +9613,12 @@ if(data79.user_id !== undefined){
 let data81 = data79.user_id;
 const _errs183 = errors;
 if((typeof data81 !== "string") && (data81 !== null)){
-const err162 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/12/properties/data/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.user_id.type},message:"must be string,null"};
+const err164 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err162];
+vErrors = [err164];
 }
 else {
-vErrors.push(err162);
+vErrors.push(err164);
 }
 errors++;
 }
@@ -9282,12 +9632,12 @@ if(data79.account_id !== undefined){
 let data82 = data79.account_id;
 const _errs185 = errors;
 if((typeof data82 !== "string") && (data82 !== null)){
-const err163 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/12/properties/data/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.account_id.type},message:"must be string,null"};
+const err165 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err163];
+vErrors = [err165];
 }
 else {
-vErrors.push(err163);
+vErrors.push(err165);
 }
 errors++;
 }
@@ -9301,12 +9651,12 @@ if(data79.display_name !== undefined){
 let data83 = data79.display_name;
 const _errs187 = errors;
 if((typeof data83 !== "string") && (data83 !== null)){
-const err164 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/12/properties/data/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.display_name.type},message:"must be string,null"};
+const err166 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err164];
+vErrors = [err166];
 }
 else {
-vErrors.push(err164);
+vErrors.push(err166);
 }
 errors++;
 }
@@ -9320,12 +9670,12 @@ if(data79.avatar_url !== undefined){
 let data84 = data79.avatar_url;
 const _errs189 = errors;
 if((typeof data84 !== "string") && (data84 !== null)){
-const err165 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/12/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.avatar_url.type},message:"must be string,null"};
+const err167 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err165];
+vErrors = [err167];
 }
 else {
-vErrors.push(err165);
+vErrors.push(err167);
 }
 errors++;
 }
@@ -9341,47 +9691,7 @@ var valid22 = true;
 }
 }
 else {
-const err166 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err166];
-}
-else {
-vErrors.push(err166);
-}
-errors++;
-}
-}
-var valid21 = _errs179 === errors;
-}
-else {
-var valid21 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err167 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err167];
-}
-else {
-vErrors.push(err167);
-}
-errors++;
-}
-}
-var _valid0 = _errs172 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs191 = errors;
-if(errors === _errs191){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing21;
-if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
-const err168 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
+const err168 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -9390,16 +9700,87 @@ vErrors.push(err168);
 }
 errors++;
 }
+}
+var valid21 = _errs179 === errors;
+if(!valid21){
+break;
+}
+}
+}
 else {
-const _errs193 = errors;
-for(const key14 in data){
-if(!((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data"))){
-const err169 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+const err169 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/12/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err169];
 }
 else {
 vErrors.push(err169);
+}
+errors++;
+}
+}
+}
+}
+}
+else {
+const err170 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+var valid19 = _errs175 === errors;
+}
+else {
+var valid19 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err171 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+var _valid0 = _errs168 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs191 = errors;
+if(errors === _errs191){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing21;
+if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
+const err172 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+else {
+const _errs193 = errors;
+for(const key15 in data){
+if(!((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data"))){
+const err173 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
 }
 errors++;
 break;
@@ -9409,12 +9790,12 @@ if(_errs193 === errors){
 if(data.type !== undefined){
 const _errs194 = errors;
 if("event" !== data.type){
-const err170 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err174 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err170];
+vErrors = [err174];
 }
 else {
-vErrors.push(err170);
+vErrors.push(err174);
 }
 errors++;
 }
@@ -9427,12 +9808,12 @@ if(valid23){
 if(data.channel !== undefined){
 const _errs195 = errors;
 if(typeof data.channel !== "string"){
-const err171 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err175 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err171];
+vErrors = [err175];
 }
 else {
-vErrors.push(err171);
+vErrors.push(err175);
 }
 errors++;
 }
@@ -9444,13 +9825,13 @@ var valid23 = true;
 if(valid23){
 if(data.event_type !== undefined){
 const _errs197 = errors;
-if("presence:leave" !== data.event_type){
-const err172 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
+if("presence:join" !== data.event_type){
+const err176 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err172];
+vErrors = [err176];
 }
 else {
-vErrors.push(err172);
+vErrors.push(err176);
 }
 errors++;
 }
@@ -9467,12 +9848,12 @@ if(errors === _errs198){
 if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
 let missing22;
 if((data88.session_id === undefined) && (missing22 = "session_id")){
-const err173 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+const err177 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
 if(vErrors === null){
-vErrors = [err173];
+vErrors = [err177];
 }
 else {
-vErrors.push(err173);
+vErrors.push(err177);
 }
 errors++;
 }
@@ -9484,23 +9865,23 @@ if(errors === _errs200){
 if(errors === _errs200){
 if(typeof data89 === "string"){
 if(!(formats2.test(data89))){
-const err174 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err178 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
-vErrors = [err174];
+vErrors = [err178];
 }
 else {
-vErrors.push(err174);
+vErrors.push(err178);
 }
 errors++;
 }
 }
 else {
-const err175 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err179 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err175];
+vErrors = [err179];
 }
 else {
-vErrors.push(err175);
+vErrors.push(err179);
 }
 errors++;
 }
@@ -9516,12 +9897,12 @@ if(data88.user_id !== undefined){
 let data90 = data88.user_id;
 const _errs202 = errors;
 if((typeof data90 !== "string") && (data90 !== null)){
-const err176 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/13/properties/data/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.user_id.type},message:"must be string,null"};
+const err180 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/13/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err176];
+vErrors = [err180];
 }
 else {
-vErrors.push(err176);
+vErrors.push(err180);
 }
 errors++;
 }
@@ -9535,12 +9916,12 @@ if(data88.account_id !== undefined){
 let data91 = data88.account_id;
 const _errs204 = errors;
 if((typeof data91 !== "string") && (data91 !== null)){
-const err177 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.account_id.type},message:"must be string,null"};
+const err181 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err177];
+vErrors = [err181];
 }
 else {
-vErrors.push(err177);
+vErrors.push(err181);
 }
 errors++;
 }
@@ -9554,12 +9935,12 @@ if(data88.display_name !== undefined){
 let data92 = data88.display_name;
 const _errs206 = errors;
 if((typeof data92 !== "string") && (data92 !== null)){
-const err178 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/13/properties/data/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.display_name.type},message:"must be string,null"};
+const err182 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/13/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err178];
+vErrors = [err182];
 }
 else {
-vErrors.push(err178);
+vErrors.push(err182);
 }
 errors++;
 }
@@ -9573,12 +9954,12 @@ if(data88.avatar_url !== undefined){
 let data93 = data88.avatar_url;
 const _errs208 = errors;
 if((typeof data93 !== "string") && (data93 !== null)){
-const err179 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.avatar_url.type},message:"must be string,null"};
+const err183 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err179];
+vErrors = [err183];
 }
 else {
-vErrors.push(err179);
+vErrors.push(err183);
 }
 errors++;
 }
@@ -9594,12 +9975,12 @@ var valid24 = true;
 }
 }
 else {
-const err180 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err184 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err180];
+vErrors = [err184];
 }
 else {
-vErrors.push(err180);
+vErrors.push(err184);
 }
 errors++;
 }
@@ -9616,12 +9997,12 @@ var valid23 = true;
 }
 }
 else {
-const err181 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err185 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err181];
+vErrors = [err185];
 }
 else {
-vErrors.push(err181);
+vErrors.push(err185);
 }
 errors++;
 }
@@ -9634,25 +10015,25 @@ if(errors === _errs210){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing23;
 if(((((data.type === undefined) && (missing23 = "type")) || ((data.channel === undefined) && (missing23 = "channel"))) || ((data.data === undefined) && (missing23 = "data"))) || ((data.event_type === undefined) && (missing23 = "event_type"))){
-const err182 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
+const err186 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
 if(vErrors === null){
-vErrors = [err182];
+vErrors = [err186];
 }
 else {
-vErrors.push(err182);
+vErrors.push(err186);
 }
 errors++;
 }
 else {
 const _errs212 = errors;
-for(const key15 in data){
-if(!((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data"))){
-const err183 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+for(const key16 in data){
+if(!((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data"))){
+const err187 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err183];
+vErrors = [err187];
 }
 else {
-vErrors.push(err183);
+vErrors.push(err187);
 }
 errors++;
 break;
@@ -9662,12 +10043,12 @@ if(_errs212 === errors){
 if(data.type !== undefined){
 const _errs213 = errors;
 if("event" !== data.type){
-const err184 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err188 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err184];
+vErrors = [err188];
 }
 else {
-vErrors.push(err184);
+vErrors.push(err188);
 }
 errors++;
 }
@@ -9680,12 +10061,12 @@ if(valid25){
 if(data.channel !== undefined){
 const _errs214 = errors;
 if(typeof data.channel !== "string"){
-const err185 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err189 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err185];
+vErrors = [err189];
 }
 else {
-vErrors.push(err185);
+vErrors.push(err189);
 }
 errors++;
 }
@@ -9697,13 +10078,13 @@ var valid25 = true;
 if(valid25){
 if(data.event_type !== undefined){
 const _errs216 = errors;
-if("bootstrap" !== data.event_type){
-const err186 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+if("presence:leave" !== data.event_type){
+const err190 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err186];
+vErrors = [err190];
 }
 else {
-vErrors.push(err186);
+vErrors.push(err190);
 }
 errors++;
 }
@@ -9716,15 +10097,146 @@ if(valid25){
 if(data.data !== undefined){
 let data97 = data.data;
 const _errs217 = errors;
-if(!(data97 && typeof data97 == "object" && !Array.isArray(data97))){
-const err187 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(errors === _errs217){
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+let missing24;
+if((data97.session_id === undefined) && (missing24 = "session_id")){
+const err191 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
 if(vErrors === null){
-vErrors = [err187];
+vErrors = [err191];
 }
 else {
-vErrors.push(err187);
+vErrors.push(err191);
 }
 errors++;
+}
+else {
+if(data97.session_id !== undefined){
+let data98 = data97.session_id;
+const _errs219 = errors;
+if(errors === _errs219){
+if(errors === _errs219){
+if(typeof data98 === "string"){
+if(!(formats2.test(data98))){
+const err192 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+}
+else {
+const err193 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+}
+}
+var valid26 = _errs219 === errors;
+}
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data97.user_id !== undefined){
+let data99 = data97.user_id;
+const _errs221 = errors;
+if((typeof data99 !== "string") && (data99 !== null)){
+const err194 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/14/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+var valid26 = _errs221 === errors;
+}
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data97.account_id !== undefined){
+let data100 = data97.account_id;
+const _errs223 = errors;
+if((typeof data100 !== "string") && (data100 !== null)){
+const err195 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+var valid26 = _errs223 === errors;
+}
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data97.display_name !== undefined){
+let data101 = data97.display_name;
+const _errs225 = errors;
+if((typeof data101 !== "string") && (data101 !== null)){
+const err196 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/14/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+var valid26 = _errs225 === errors;
+}
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data97.avatar_url !== undefined){
+let data102 = data97.avatar_url;
+const _errs227 = errors;
+if((typeof data102 !== "string") && (data102 !== null)){
+const err197 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+var valid26 = _errs227 === errors;
+}
+else {
+var valid26 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err198 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
 }
 var valid25 = _errs217 === errors;
 }
@@ -9738,196 +10250,7 @@ var valid25 = true;
 }
 }
 else {
-const err188 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err188];
-}
-else {
-vErrors.push(err188);
-}
-errors++;
-}
-}
-var _valid0 = _errs210 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs219 = errors;
-if(errors === _errs219){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing24;
-if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
-const err189 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
-if(vErrors === null){
-vErrors = [err189];
-}
-else {
-vErrors.push(err189);
-}
-errors++;
-}
-else {
-const _errs221 = errors;
-for(const key16 in data){
-if(!(((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data")) || (key16 === "cursor"))){
-const err190 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err190];
-}
-else {
-vErrors.push(err190);
-}
-errors++;
-break;
-}
-}
-if(_errs221 === errors){
-if(data.type !== undefined){
-const _errs222 = errors;
-if("event" !== data.type){
-const err191 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err191];
-}
-else {
-vErrors.push(err191);
-}
-errors++;
-}
-var valid26 = _errs222 === errors;
-}
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data.channel !== undefined){
-const _errs223 = errors;
-if(typeof data.channel !== "string"){
-const err192 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err192];
-}
-else {
-vErrors.push(err192);
-}
-errors++;
-}
-var valid26 = _errs223 === errors;
-}
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data.event_type !== undefined){
-const _errs225 = errors;
-if("sound:play" !== data.event_type){
-const err193 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err193];
-}
-else {
-vErrors.push(err193);
-}
-errors++;
-}
-var valid26 = _errs225 === errors;
-}
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data.data !== undefined){
-let data101 = data.data;
-const _errs226 = errors;
-if(errors === _errs226){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-let missing25;
-if(((((data101.sound_id === undefined) && (missing25 = "sound_id")) || ((data101.name === undefined) && (missing25 = "name"))) || ((data101.volume === undefined) && (missing25 = "volume"))) || ((data101.stream_url === undefined) && (missing25 = "stream_url"))){
-const err194 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
-if(vErrors === null){
-vErrors = [err194];
-}
-else {
-vErrors.push(err194);
-}
-errors++;
-}
-else {
-if(data101.sound_id !== undefined){
-let data102 = data101.sound_id;
-const _errs228 = errors;
-if(errors === _errs228){
-if(errors === _errs228){
-if(typeof data102 === "string"){
-if(!(formats2.test(data102))){
-const err195 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/15/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err195];
-}
-else {
-vErrors.push(err195);
-}
-errors++;
-}
-}
-else {
-const err196 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/15/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err196];
-}
-else {
-vErrors.push(err196);
-}
-errors++;
-}
-}
-}
-var valid27 = _errs228 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data101.name !== undefined){
-const _errs230 = errors;
-if(typeof data101.name !== "string"){
-const err197 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/15/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err197];
-}
-else {
-vErrors.push(err197);
-}
-errors++;
-}
-var valid27 = _errs230 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data101.content_type !== undefined){
-const _errs232 = errors;
-if(typeof data101.content_type !== "string"){
-const err198 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/15/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err198];
-}
-else {
-vErrors.push(err198);
-}
-errors++;
-}
-var valid27 = _errs232 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data101.duration_ms !== undefined){
-let data105 = data101.duration_ms;
-const _errs234 = errors;
-if((!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))) && (data105 !== null)){
-const err199 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/15/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema45.anyOf[15].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+const err199 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -9936,19 +10259,16 @@ vErrors.push(err199);
 }
 errors++;
 }
-var valid27 = _errs234 === errors;
 }
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data101.volume !== undefined){
-let data106 = data101.volume;
-const _errs236 = errors;
-if(errors === _errs236){
-if((typeof data106 == "number") && (isFinite(data106))){
-if(data106 > 1 || isNaN(data106)){
-const err200 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+var _valid0 = _errs210 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs229 = errors;
+if(errors === _errs229){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing25;
+if(((((data.type === undefined) && (missing25 = "type")) || ((data.channel === undefined) && (missing25 = "channel"))) || ((data.data === undefined) && (missing25 = "data"))) || ((data.event_type === undefined) && (missing25 = "event_type"))){
+const err200 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -9958,8 +10278,10 @@ vErrors.push(err200);
 errors++;
 }
 else {
-if(data106 < 0 || isNaN(data106)){
-const err201 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const _errs231 = errors;
+for(const key17 in data){
+if(!((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data"))){
+const err201 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -9967,11 +10289,14 @@ else {
 vErrors.push(err201);
 }
 errors++;
+break;
 }
 }
-}
-else {
-const err202 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(_errs231 === errors){
+if(data.type !== undefined){
+const _errs232 = errors;
+if("event" !== data.type){
+const err202 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -9980,21 +10305,16 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-var valid27 = _errs236 === errors;
+var valid27 = _errs232 === errors;
 }
 else {
 var valid27 = true;
 }
 if(valid27){
-if(data101.target !== undefined){
-let data107 = data101.target;
-const _errs238 = errors;
-const _errs239 = errors;
-let valid28 = false;
-const _errs240 = errors;
-if(data107 !== null){
-const err203 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data.channel !== undefined){
+const _errs233 = errors;
+if(typeof data.channel !== "string"){
+const err203 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -10003,15 +10323,16 @@ vErrors.push(err203);
 }
 errors++;
 }
-var _valid1 = _errs240 === errors;
-valid28 = valid28 || _valid1;
-if(!valid28){
-const _errs242 = errors;
-if(errors === _errs242){
-if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
-let missing26;
-if(((data107.type === undefined) && (missing26 = "type")) || ((data107.id === undefined) && (missing26 = "id"))){
-const err204 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
+var valid27 = _errs233 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data.event_type !== undefined){
+const _errs235 = errors;
+if("bootstrap" !== data.event_type){
+const err204 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -10020,12 +10341,17 @@ vErrors.push(err204);
 }
 errors++;
 }
+var valid27 = _errs235 === errors;
+}
 else {
-if(data107.type !== undefined){
-let data108 = data107.type;
-const _errs244 = errors;
-if(!((data108 === "overlay") || (data108 === "widget"))){
-const err205 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[15].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+var valid27 = true;
+}
+if(valid27){
+if(data.data !== undefined){
+let data106 = data.data;
+const _errs236 = errors;
+if(!(data106 && typeof data106 == "object" && !Array.isArray(data106))){
+const err205 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -10034,16 +10360,19 @@ vErrors.push(err205);
 }
 errors++;
 }
-var valid29 = _errs244 === errors;
+var valid27 = _errs236 === errors;
 }
 else {
-var valid29 = true;
+var valid27 = true;
 }
-if(valid29){
-if(data107.id !== undefined){
-const _errs245 = errors;
-if(typeof data107.id !== "string"){
-const err206 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+else {
+const err206 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -10052,16 +10381,16 @@ vErrors.push(err206);
 }
 errors++;
 }
-var valid29 = _errs245 === errors;
 }
-else {
-var valid29 = true;
-}
-}
-}
-}
-else {
-const err207 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs229 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs238 = errors;
+if(errors === _errs238){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing26;
+if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
+const err207 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -10070,12 +10399,11 @@ vErrors.push(err207);
 }
 errors++;
 }
-}
-var _valid1 = _errs242 === errors;
-valid28 = valid28 || _valid1;
-}
-if(!valid28){
-const err208 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const _errs240 = errors;
+for(const key18 in data){
+if(!(((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data")) || (key18 === "cursor"))){
+const err208 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -10083,28 +10411,14 @@ else {
 vErrors.push(err208);
 }
 errors++;
-}
-else {
-errors = _errs239;
-if(vErrors !== null){
-if(_errs239){
-vErrors.length = _errs239;
-}
-else {
-vErrors = null;
+break;
 }
 }
-}
-var valid27 = _errs238 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data101.stream_url !== undefined){
-const _errs247 = errors;
-if(typeof data101.stream_url !== "string"){
-const err209 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/15/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs240 === errors){
+if(data.type !== undefined){
+const _errs241 = errors;
+if("event" !== data.type){
+const err209 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -10113,21 +10427,16 @@ vErrors.push(err209);
 }
 errors++;
 }
-var valid27 = _errs247 === errors;
+var valid28 = _errs241 === errors;
 }
 else {
-var valid27 = true;
+var valid28 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err210 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid28){
+if(data.channel !== undefined){
+const _errs242 = errors;
+if(typeof data.channel !== "string"){
+const err210 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -10136,20 +10445,16 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-var valid26 = _errs226 === errors;
+var valid28 = _errs242 === errors;
 }
 else {
-var valid26 = true;
+var valid28 = true;
 }
-if(valid26){
-if(data.cursor !== undefined){
-let data111 = data.cursor;
-const _errs249 = errors;
-if(errors === _errs249){
-if(typeof data111 === "string"){
-if(func2(data111) > 128){
-const err211 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid28){
+if(data.event_type !== undefined){
+const _errs244 = errors;
+if("public-stats:update" !== data.event_type){
+const err211 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -10158,9 +10463,17 @@ vErrors.push(err211);
 }
 errors++;
 }
+var valid28 = _errs244 === errors;
+}
 else {
-if(func2(data111) < 1){
-const err212 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid28 = true;
+}
+if(valid28){
+if(data.data !== undefined){
+let data110 = data.data;
+const _errs245 = errors;
+if(!(data110 && typeof data110 == "object" && !Array.isArray(data110))){
+const err212 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -10169,10 +10482,19 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
+var valid28 = _errs245 === errors;
 }
 else {
-const err213 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid28 = true;
+}
+if(valid28){
+if(data.cursor !== undefined){
+let data111 = data.cursor;
+const _errs247 = errors;
+if(errors === _errs247){
+if(typeof data111 === "string"){
+if(func2(data111) > 128){
+const err213 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -10181,21 +10503,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-}
-var valid26 = _errs249 === errors;
-}
 else {
-var valid26 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err214 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data111) < 1){
+const err214 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -10205,15 +10515,9 @@ vErrors.push(err214);
 errors++;
 }
 }
-var _valid0 = _errs219 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs251 = errors;
-if(errors === _errs251){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing27;
-if(((((data.type === undefined) && (missing27 = "type")) || ((data.channel === undefined) && (missing27 = "channel"))) || ((data.data === undefined) && (missing27 = "data"))) || ((data.event_type === undefined) && (missing27 = "event_type"))){
-const err215 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
+}
+else {
+const err215 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -10222,11 +10526,21 @@ vErrors.push(err215);
 }
 errors++;
 }
+}
+var valid28 = _errs247 === errors;
+}
 else {
-const _errs253 = errors;
-for(const key17 in data){
-if(!(((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data")) || (key17 === "cursor"))){
-const err216 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+var valid28 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err216 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -10234,14 +10548,17 @@ else {
 vErrors.push(err216);
 }
 errors++;
-break;
 }
 }
-if(_errs253 === errors){
-if(data.type !== undefined){
-const _errs254 = errors;
-if("event" !== data.type){
-const err217 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var _valid0 = _errs238 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs249 = errors;
+if(errors === _errs249){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing27;
+if(((((data.type === undefined) && (missing27 = "type")) || ((data.channel === undefined) && (missing27 = "channel"))) || ((data.data === undefined) && (missing27 = "data"))) || ((data.event_type === undefined) && (missing27 = "event_type"))){
+const err217 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -10250,16 +10567,11 @@ vErrors.push(err217);
 }
 errors++;
 }
-var valid30 = _errs254 === errors;
-}
 else {
-var valid30 = true;
-}
-if(valid30){
-if(data.channel !== undefined){
-const _errs255 = errors;
-if(typeof data.channel !== "string"){
-const err218 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs251 = errors;
+for(const key19 in data){
+if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
+const err218 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -10267,17 +10579,14 @@ else {
 vErrors.push(err218);
 }
 errors++;
+break;
 }
-var valid30 = _errs255 === errors;
 }
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data.event_type !== undefined){
-const _errs257 = errors;
-if("sound:stop" !== data.event_type){
-const err219 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
+if(_errs251 === errors){
+if(data.type !== undefined){
+const _errs252 = errors;
+if("event" !== data.type){
+const err219 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -10286,20 +10595,16 @@ vErrors.push(err219);
 }
 errors++;
 }
-var valid30 = _errs257 === errors;
+var valid29 = _errs252 === errors;
 }
 else {
-var valid30 = true;
+var valid29 = true;
 }
-if(valid30){
-if(data.data !== undefined){
-let data115 = data.data;
-const _errs258 = errors;
-if(errors === _errs258){
-if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
-let missing28;
-if((data115.sound_id === undefined) && (missing28 = "sound_id")){
-const err220 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
+if(valid29){
+if(data.channel !== undefined){
+const _errs253 = errors;
+if(typeof data.channel !== "string"){
+const err220 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -10308,15 +10613,16 @@ vErrors.push(err220);
 }
 errors++;
 }
+var valid29 = _errs253 === errors;
+}
 else {
-if(data115.sound_id !== undefined){
-let data116 = data115.sound_id;
-const _errs260 = errors;
-if(errors === _errs260){
-if(errors === _errs260){
-if(typeof data116 === "string"){
-if(!(formats2.test(data116))){
-const err221 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/16/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid29 = true;
+}
+if(valid29){
+if(data.event_type !== undefined){
+const _errs255 = errors;
+if("sound:play" !== data.event_type){
+const err221 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -10325,9 +10631,20 @@ vErrors.push(err221);
 }
 errors++;
 }
+var valid29 = _errs255 === errors;
 }
 else {
-const err222 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/16/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid29 = true;
+}
+if(valid29){
+if(data.data !== undefined){
+let data115 = data.data;
+const _errs256 = errors;
+if(errors === _errs256){
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+let missing28;
+if(((((data115.sound_id === undefined) && (missing28 = "sound_id")) || ((data115.name === undefined) && (missing28 = "name"))) || ((data115.volume === undefined) && (missing28 = "volume"))) || ((data115.stream_url === undefined) && (missing28 = "stream_url"))){
+const err222 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -10336,22 +10653,15 @@ vErrors.push(err222);
 }
 errors++;
 }
-}
-}
-var valid31 = _errs260 === errors;
-}
 else {
-var valid31 = true;
-}
-if(valid31){
-if(data115.target !== undefined){
-let data117 = data115.target;
-const _errs262 = errors;
-const _errs263 = errors;
-let valid32 = false;
-const _errs264 = errors;
-if(data117 !== null){
-const err223 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data115.sound_id !== undefined){
+let data116 = data115.sound_id;
+const _errs258 = errors;
+if(errors === _errs258){
+if(errors === _errs258){
+if(typeof data116 === "string"){
+if(!(formats2.test(data116))){
+const err223 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -10360,15 +10670,9 @@ vErrors.push(err223);
 }
 errors++;
 }
-var _valid2 = _errs264 === errors;
-valid32 = valid32 || _valid2;
-if(!valid32){
-const _errs266 = errors;
-if(errors === _errs266){
-if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
-let missing29;
-if(((data117.type === undefined) && (missing29 = "type")) || ((data117.id === undefined) && (missing29 = "id"))){
-const err224 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+}
+else {
+const err224 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -10377,12 +10681,18 @@ vErrors.push(err224);
 }
 errors++;
 }
+}
+}
+var valid30 = _errs258 === errors;
+}
 else {
-if(data117.type !== undefined){
-let data118 = data117.type;
-const _errs268 = errors;
-if(!((data118 === "overlay") || (data118 === "widget"))){
-const err225 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[16].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+var valid30 = true;
+}
+if(valid30){
+if(data115.name !== undefined){
+const _errs260 = errors;
+if(typeof data115.name !== "string"){
+const err225 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/17/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -10391,16 +10701,16 @@ vErrors.push(err225);
 }
 errors++;
 }
-var valid33 = _errs268 === errors;
+var valid30 = _errs260 === errors;
 }
 else {
-var valid33 = true;
+var valid30 = true;
 }
-if(valid33){
-if(data117.id !== undefined){
-const _errs269 = errors;
-if(typeof data117.id !== "string"){
-const err226 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid30){
+if(data115.content_type !== undefined){
+const _errs262 = errors;
+if(typeof data115.content_type !== "string"){
+const err226 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/17/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -10409,16 +10719,17 @@ vErrors.push(err226);
 }
 errors++;
 }
-var valid33 = _errs269 === errors;
+var valid30 = _errs262 === errors;
 }
 else {
-var valid33 = true;
+var valid30 = true;
 }
-}
-}
-}
-else {
-const err227 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid30){
+if(data115.duration_ms !== undefined){
+let data119 = data115.duration_ms;
+const _errs264 = errors;
+if((!(((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119))) && (isFinite(data119)))) && (data119 !== null)){
+const err227 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/17/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema47.anyOf[17].properties.data.properties.duration_ms.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -10427,12 +10738,19 @@ vErrors.push(err227);
 }
 errors++;
 }
+var valid30 = _errs264 === errors;
 }
-var _valid2 = _errs266 === errors;
-valid32 = valid32 || _valid2;
+else {
+var valid30 = true;
 }
-if(!valid32){
-const err228 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid30){
+if(data115.volume !== undefined){
+let data120 = data115.volume;
+const _errs266 = errors;
+if(errors === _errs266){
+if((typeof data120 == "number") && (isFinite(data120))){
+if(data120 > 1 || isNaN(data120)){
+const err228 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -10442,26 +10760,8 @@ vErrors.push(err228);
 errors++;
 }
 else {
-errors = _errs263;
-if(vErrors !== null){
-if(_errs263){
-vErrors.length = _errs263;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid31 = _errs262 === errors;
-}
-else {
-var valid31 = true;
-}
-}
-}
-}
-else {
-const err229 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data120 < 0 || isNaN(data120)){
+const err229 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -10471,19 +10771,9 @@ vErrors.push(err229);
 errors++;
 }
 }
-var valid30 = _errs258 === errors;
 }
 else {
-var valid30 = true;
-}
-if(valid30){
-if(data.cursor !== undefined){
-let data120 = data.cursor;
-const _errs271 = errors;
-if(errors === _errs271){
-if(typeof data120 === "string"){
-if(func2(data120) > 128){
-const err230 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err230 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -10492,9 +10782,21 @@ vErrors.push(err230);
 }
 errors++;
 }
+}
+var valid30 = _errs266 === errors;
+}
 else {
-if(func2(data120) < 1){
-const err231 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid30 = true;
+}
+if(valid30){
+if(data115.target !== undefined){
+let data121 = data115.target;
+const _errs268 = errors;
+const _errs269 = errors;
+let valid31 = false;
+const _errs270 = errors;
+if(data121 !== null){
+const err231 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -10503,10 +10805,15 @@ vErrors.push(err231);
 }
 errors++;
 }
-}
-}
-else {
-const err232 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid1 = _errs270 === errors;
+valid31 = valid31 || _valid1;
+if(!valid31){
+const _errs272 = errors;
+if(errors === _errs272){
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+let missing29;
+if(((data121.type === undefined) && (missing29 = "type")) || ((data121.id === undefined) && (missing29 = "id"))){
+const err232 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -10515,8 +10822,100 @@ vErrors.push(err232);
 }
 errors++;
 }
+else {
+if(data121.type !== undefined){
+let data122 = data121.type;
+const _errs274 = errors;
+if(!((data122 === "overlay") || (data122 === "widget"))){
+const err233 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[17].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err233];
 }
-var valid30 = _errs271 === errors;
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+var valid32 = _errs274 === errors;
+}
+else {
+var valid32 = true;
+}
+if(valid32){
+if(data121.id !== undefined){
+const _errs275 = errors;
+if(typeof data121.id !== "string"){
+const err234 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err234];
+}
+else {
+vErrors.push(err234);
+}
+errors++;
+}
+var valid32 = _errs275 === errors;
+}
+else {
+var valid32 = true;
+}
+}
+}
+}
+else {
+const err235 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err235];
+}
+else {
+vErrors.push(err235);
+}
+errors++;
+}
+}
+var _valid1 = _errs272 === errors;
+valid31 = valid31 || _valid1;
+}
+if(!valid31){
+const err236 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err236];
+}
+else {
+vErrors.push(err236);
+}
+errors++;
+}
+else {
+errors = _errs269;
+if(vErrors !== null){
+if(_errs269){
+vErrors.length = _errs269;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid30 = _errs268 === errors;
+}
+else {
+var valid30 = true;
+}
+if(valid30){
+if(data115.stream_url !== undefined){
+const _errs277 = errors;
+if(typeof data115.stream_url !== "string"){
+const err237 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/17/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+var valid30 = _errs277 === errors;
 }
 else {
 var valid30 = true;
@@ -10528,93 +10927,9 @@ var valid30 = true;
 }
 }
 }
-else {
-const err233 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err233];
 }
 else {
-vErrors.push(err233);
-}
-errors++;
-}
-}
-var _valid0 = _errs251 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs273 = errors;
-if(errors === _errs273){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing30;
-if(((data.type === undefined) && (missing30 = "type")) || ((data.data === undefined) && (missing30 = "data"))){
-const err234 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
-if(vErrors === null){
-vErrors = [err234];
-}
-else {
-vErrors.push(err234);
-}
-errors++;
-}
-else {
-const _errs275 = errors;
-for(const key18 in data){
-if(!(((key18 === "type") || (key18 === "data")) || (key18 === "cursor"))){
-const err235 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err235];
-}
-else {
-vErrors.push(err235);
-}
-errors++;
-break;
-}
-}
-if(_errs275 === errors){
-if(data.type !== undefined){
-const _errs276 = errors;
-if("event" !== data.type){
-const err236 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err236];
-}
-else {
-vErrors.push(err236);
-}
-errors++;
-}
-var valid34 = _errs276 === errors;
-}
-else {
-var valid34 = true;
-}
-if(valid34){
-if(data.data !== undefined){
-let data122 = data.data;
-const _errs277 = errors;
-if(errors === _errs277){
-if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
-let missing31;
-if(((((((data122.id === undefined) && (missing31 = "id")) || ((data122.account_id === undefined) && (missing31 = "account_id"))) || ((data122.type === undefined) && (missing31 = "type"))) || ((data122.platform === undefined) && (missing31 = "platform"))) || ((data122.raw === undefined) && (missing31 = "raw"))) || ((data122.created_at === undefined) && (missing31 = "created_at"))){
-const err237 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
-if(vErrors === null){
-vErrors = [err237];
-}
-else {
-vErrors.push(err237);
-}
-errors++;
-}
-else {
-if(data122.id !== undefined){
-let data123 = data122.id;
-const _errs279 = errors;
-if(errors === _errs279){
-if(errors === _errs279){
-if(typeof data123 === "string"){
-if(!(formats2.test(data123))){
-const err238 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/17/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err238 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -10624,8 +10939,19 @@ vErrors.push(err238);
 errors++;
 }
 }
+var valid29 = _errs256 === errors;
+}
 else {
-const err239 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/17/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid29 = true;
+}
+if(valid29){
+if(data.cursor !== undefined){
+let data125 = data.cursor;
+const _errs279 = errors;
+if(errors === _errs279){
+if(typeof data125 === "string"){
+if(func2(data125) > 128){
+const err239 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -10634,22 +10960,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-}
-var valid35 = _errs279 === errors;
-}
 else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.account_id !== undefined){
-let data124 = data122.account_id;
-const _errs281 = errors;
-if(errors === _errs281){
-if(errors === _errs281){
-if(typeof data124 === "string"){
-if(!(formats2.test(data124))){
-const err240 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/17/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(func2(data125) < 1){
+const err240 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -10659,8 +10972,9 @@ vErrors.push(err240);
 errors++;
 }
 }
+}
 else {
-const err241 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/17/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err241 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -10670,20 +10984,20 @@ vErrors.push(err241);
 errors++;
 }
 }
-}
-var valid35 = _errs281 === errors;
+var valid29 = _errs279 === errors;
 }
 else {
-var valid35 = true;
+var valid29 = true;
 }
-if(valid35){
-if(data122.type !== undefined){
-let data125 = data122.type;
-const _errs283 = errors;
-if(errors === _errs283){
-if(typeof data125 === "string"){
-if(func2(data125) > 100){
-const err242 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/17/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err242 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -10693,8 +11007,15 @@ vErrors.push(err242);
 errors++;
 }
 }
-else {
-const err243 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/17/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs249 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs281 = errors;
+if(errors === _errs281){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing30;
+if(((((data.type === undefined) && (missing30 = "type")) || ((data.channel === undefined) && (missing30 = "channel"))) || ((data.data === undefined) && (missing30 = "data"))) || ((data.event_type === undefined) && (missing30 = "event_type"))){
+const err243 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -10703,17 +11024,11 @@ vErrors.push(err243);
 }
 errors++;
 }
-}
-var valid35 = _errs283 === errors;
-}
 else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.platform !== undefined){
-const _errs285 = errors;
-if(typeof data122.platform !== "string"){
-const err244 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/17/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs283 = errors;
+for(const key20 in data){
+if(!(((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data")) || (key20 === "cursor"))){
+const err244 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -10721,18 +11036,14 @@ else {
 vErrors.push(err244);
 }
 errors++;
+break;
 }
-var valid35 = _errs285 === errors;
 }
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.external_id !== undefined){
-let data127 = data122.external_id;
-const _errs287 = errors;
-if((typeof data127 !== "string") && (data127 !== null)){
-const err245 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/17/properties/data/properties/external_id/type",keyword:"type",params:{type: schema45.anyOf[17].properties.data.properties.external_id.type},message:"must be string,null"};
+if(_errs283 === errors){
+if(data.type !== undefined){
+const _errs284 = errors;
+if("event" !== data.type){
+const err245 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -10741,17 +11052,16 @@ vErrors.push(err245);
 }
 errors++;
 }
-var valid35 = _errs287 === errors;
+var valid33 = _errs284 === errors;
 }
 else {
-var valid35 = true;
+var valid33 = true;
 }
-if(valid35){
-if(data122.raw !== undefined){
-let data128 = data122.raw;
-const _errs289 = errors;
-if(!(data128 && typeof data128 == "object" && !Array.isArray(data128))){
-const err246 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/17/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid33){
+if(data.channel !== undefined){
+const _errs285 = errors;
+if(typeof data.channel !== "string"){
+const err246 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -10760,20 +11070,16 @@ vErrors.push(err246);
 }
 errors++;
 }
-var valid35 = _errs289 === errors;
+var valid33 = _errs285 === errors;
 }
 else {
-var valid35 = true;
+var valid33 = true;
 }
-if(valid35){
-if(data122.created_at !== undefined){
-let data129 = data122.created_at;
-const _errs291 = errors;
-if(errors === _errs291){
-if(errors === _errs291){
-if(typeof data129 === "string"){
-if(!(formats0.validate(data129))){
-const err247 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/17/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(valid33){
+if(data.event_type !== undefined){
+const _errs287 = errors;
+if("sound:stop" !== data.event_type){
+const err247 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -10782,9 +11088,20 @@ vErrors.push(err247);
 }
 errors++;
 }
+var valid33 = _errs287 === errors;
 }
 else {
-const err248 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/17/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid33 = true;
+}
+if(valid33){
+if(data.data !== undefined){
+let data129 = data.data;
+const _errs288 = errors;
+if(errors === _errs288){
+if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+let missing31;
+if((data129.sound_id === undefined) && (missing31 = "sound_id")){
+const err248 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -10793,23 +11110,15 @@ vErrors.push(err248);
 }
 errors++;
 }
-}
-}
-var valid35 = _errs291 === errors;
-}
 else {
-var valid35 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err249 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data129.sound_id !== undefined){
+let data130 = data129.sound_id;
+const _errs290 = errors;
+if(errors === _errs290){
+if(errors === _errs290){
+if(typeof data130 === "string"){
+if(!(formats2.test(data130))){
+const err249 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -10819,19 +11128,8 @@ vErrors.push(err249);
 errors++;
 }
 }
-var valid34 = _errs277 === errors;
-}
 else {
-var valid34 = true;
-}
-if(valid34){
-if(data.cursor !== undefined){
-let data130 = data.cursor;
-const _errs293 = errors;
-if(errors === _errs293){
-if(typeof data130 === "string"){
-if(func2(data130) > 128){
-const err250 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err250 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -10840,9 +11138,22 @@ vErrors.push(err250);
 }
 errors++;
 }
+}
+}
+var valid34 = _errs290 === errors;
+}
 else {
-if(func2(data130) < 1){
-const err251 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid34 = true;
+}
+if(valid34){
+if(data129.target !== undefined){
+let data131 = data129.target;
+const _errs292 = errors;
+const _errs293 = errors;
+let valid35 = false;
+const _errs294 = errors;
+if(data131 !== null){
+const err251 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -10851,10 +11162,15 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-}
-else {
-const err252 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid2 = _errs294 === errors;
+valid35 = valid35 || _valid2;
+if(!valid35){
+const _errs296 = errors;
+if(errors === _errs296){
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+let missing32;
+if(((data131.type === undefined) && (missing32 = "type")) || ((data131.id === undefined) && (missing32 = "id"))){
+const err252 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -10863,70 +11179,17 @@ vErrors.push(err252);
 }
 errors++;
 }
-}
-var valid34 = _errs293 === errors;
-}
 else {
-var valid34 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err253 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data131.type !== undefined){
+let data132 = data131.type;
+const _errs298 = errors;
+if(!((data132 === "overlay") || (data132 === "widget"))){
+const err253 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[18].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err253];
 }
 else {
 vErrors.push(err253);
-}
-errors++;
-}
-}
-var _valid0 = _errs273 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs295 = errors;
-if(errors === _errs295){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing32;
-if((((data.type === undefined) && (missing32 = "type")) || ((data.channel === undefined) && (missing32 = "channel"))) || ((data.data === undefined) && (missing32 = "data"))){
-const err254 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
-if(vErrors === null){
-vErrors = [err254];
-}
-else {
-vErrors.push(err254);
-}
-errors++;
-}
-else {
-const _errs297 = errors;
-for(const key19 in data){
-if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
-const err255 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err255];
-}
-else {
-vErrors.push(err255);
-}
-errors++;
-break;
-}
-}
-if(_errs297 === errors){
-if(data.type !== undefined){
-const _errs298 = errors;
-if("event" !== data.type){
-const err256 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err256];
-}
-else {
-vErrors.push(err256);
 }
 errors++;
 }
@@ -10936,15 +11199,15 @@ else {
 var valid36 = true;
 }
 if(valid36){
-if(data.channel !== undefined){
+if(data131.id !== undefined){
 const _errs299 = errors;
-if(typeof data.channel !== "string"){
-const err257 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data131.id !== "string"){
+const err254 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err257];
+vErrors = [err254];
 }
 else {
-vErrors.push(err257);
+vErrors.push(err254);
 }
 errors++;
 }
@@ -10953,11 +11216,76 @@ var valid36 = _errs299 === errors;
 else {
 var valid36 = true;
 }
-if(valid36){
-if(data.event_type !== undefined){
+}
+}
+}
+else {
+const err255 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+}
+var _valid2 = _errs296 === errors;
+valid35 = valid35 || _valid2;
+}
+if(!valid35){
+const err256 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+else {
+errors = _errs293;
+if(vErrors !== null){
+if(_errs293){
+vErrors.length = _errs293;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid34 = _errs292 === errors;
+}
+else {
+var valid34 = true;
+}
+}
+}
+}
+else {
+const err257 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+}
+var valid33 = _errs288 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data.cursor !== undefined){
+let data134 = data.cursor;
 const _errs301 = errors;
-if("widget:update" !== data.event_type){
-const err258 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+if(errors === _errs301){
+if(typeof data134 === "string"){
+if(func2(data134) > 128){
+const err258 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -10966,20 +11294,9 @@ vErrors.push(err258);
 }
 errors++;
 }
-var valid36 = _errs301 === errors;
-}
 else {
-var valid36 = true;
-}
-if(valid36){
-if(data.data !== undefined){
-let data134 = data.data;
-const _errs302 = errors;
-if(errors === _errs302){
-if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
-let missing33;
-if(((((((((data134.id === undefined) && (missing33 = "id")) || ((data134.account_id === undefined) && (missing33 = "account_id"))) || ((data134.name === undefined) && (missing33 = "name"))) || ((data134.type === undefined) && (missing33 = "type"))) || ((data134.settings === undefined) && (missing33 = "settings"))) || ((data134.version === undefined) && (missing33 = "version"))) || ((data134.created_at === undefined) && (missing33 = "created_at"))) || ((data134.updated_at === undefined) && (missing33 = "updated_at"))){
-const err259 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
+if(func2(data134) < 1){
+const err259 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -10988,11 +11305,10 @@ vErrors.push(err259);
 }
 errors++;
 }
+}
+}
 else {
-const _errs304 = errors;
-for(const key20 in data134){
-if(!((((((((key20 === "id") || (key20 === "account_id")) || (key20 === "name")) || (key20 === "type")) || (key20 === "settings")) || (key20 === "version")) || (key20 === "created_at")) || (key20 === "updated_at"))){
-const err260 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+const err260 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -11000,18 +11316,22 @@ else {
 vErrors.push(err260);
 }
 errors++;
-break;
 }
 }
-if(_errs304 === errors){
-if(data134.id !== undefined){
-let data135 = data134.id;
-const _errs305 = errors;
-if(errors === _errs305){
-if(errors === _errs305){
-if(typeof data135 === "string"){
-if(!(formats2.test(data135))){
-const err261 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/18/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid33 = _errs301 === errors;
+}
+else {
+var valid33 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err261 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -11021,8 +11341,15 @@ vErrors.push(err261);
 errors++;
 }
 }
-else {
-const err262 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/18/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs281 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs303 = errors;
+if(errors === _errs303){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing33;
+if(((data.type === undefined) && (missing33 = "type")) || ((data.data === undefined) && (missing33 = "data"))){
+const err262 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -11031,22 +11358,11 @@ vErrors.push(err262);
 }
 errors++;
 }
-}
-}
-var valid37 = _errs305 === errors;
-}
 else {
-var valid37 = true;
-}
-if(valid37){
-if(data134.account_id !== undefined){
-let data136 = data134.account_id;
-const _errs307 = errors;
-if(errors === _errs307){
-if(errors === _errs307){
-if(typeof data136 === "string"){
-if(!(formats2.test(data136))){
-const err263 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/18/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const _errs305 = errors;
+for(const key21 in data){
+if(!(((key21 === "type") || (key21 === "data")) || (key21 === "cursor"))){
+const err263 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -11054,10 +11370,14 @@ else {
 vErrors.push(err263);
 }
 errors++;
+break;
 }
 }
-else {
-const err264 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/18/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs305 === errors){
+if(data.type !== undefined){
+const _errs306 = errors;
+if("event" !== data.type){
+const err264 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -11066,18 +11386,20 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-}
-var valid37 = _errs307 === errors;
+var valid37 = _errs306 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data134.name !== undefined){
-const _errs309 = errors;
-if(typeof data134.name !== "string"){
-const err265 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/18/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.data !== undefined){
+let data136 = data.data;
+const _errs307 = errors;
+if(errors === _errs307){
+if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+let missing34;
+if(((((((data136.id === undefined) && (missing34 = "id")) || ((data136.account_id === undefined) && (missing34 = "account_id"))) || ((data136.type === undefined) && (missing34 = "type"))) || ((data136.platform === undefined) && (missing34 = "platform"))) || ((data136.raw === undefined) && (missing34 = "raw"))) || ((data136.created_at === undefined) && (missing34 = "created_at"))){
+const err265 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -11086,16 +11408,15 @@ vErrors.push(err265);
 }
 errors++;
 }
-var valid37 = _errs309 === errors;
-}
 else {
-var valid37 = true;
-}
-if(valid37){
-if(data134.type !== undefined){
-const _errs311 = errors;
-if(typeof data134.type !== "string"){
-const err266 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/18/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data136.id !== undefined){
+let data137 = data136.id;
+const _errs309 = errors;
+if(errors === _errs309){
+if(errors === _errs309){
+if(typeof data137 === "string"){
+if(!(formats2.test(data137))){
+const err266 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -11104,20 +11425,9 @@ vErrors.push(err266);
 }
 errors++;
 }
-var valid37 = _errs311 === errors;
 }
 else {
-var valid37 = true;
-}
-if(valid37){
-if(data134.settings !== undefined){
-let data139 = data134.settings;
-const _errs313 = errors;
-if(errors === _errs313){
-if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
-}
-else {
-const err267 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/18/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err267 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -11127,17 +11437,21 @@ vErrors.push(err267);
 errors++;
 }
 }
-var valid37 = _errs313 === errors;
+}
+var valid38 = _errs309 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-if(valid37){
-if(data134.version !== undefined){
-let data140 = data134.version;
-const _errs316 = errors;
-if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
-const err268 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/18/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid38){
+if(data136.account_id !== undefined){
+let data138 = data136.account_id;
+const _errs311 = errors;
+if(errors === _errs311){
+if(errors === _errs311){
+if(typeof data138 === "string"){
+if(!(formats2.test(data138))){
+const err268 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -11146,10 +11460,9 @@ vErrors.push(err268);
 }
 errors++;
 }
-if(errors === _errs316){
-if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 < 1 || isNaN(data140)){
-const err269 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/18/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err269 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -11160,20 +11473,19 @@ errors++;
 }
 }
 }
-var valid37 = _errs316 === errors;
+var valid38 = _errs311 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-if(valid37){
-if(data134.created_at !== undefined){
-let data141 = data134.created_at;
-const _errs318 = errors;
-if(errors === _errs318){
-if(errors === _errs318){
-if(typeof data141 === "string"){
-if(!(formats0.validate(data141))){
-const err270 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/18/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(valid38){
+if(data136.type !== undefined){
+let data139 = data136.type;
+const _errs313 = errors;
+if(errors === _errs313){
+if(typeof data139 === "string"){
+if(func2(data139) > 100){
+const err270 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -11184,7 +11496,7 @@ errors++;
 }
 }
 else {
-const err271 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/18/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err271 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -11194,21 +11506,16 @@ vErrors.push(err271);
 errors++;
 }
 }
-}
-var valid37 = _errs318 === errors;
+var valid38 = _errs313 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-if(valid37){
-if(data134.updated_at !== undefined){
-let data142 = data134.updated_at;
-const _errs320 = errors;
-if(errors === _errs320){
-if(errors === _errs320){
-if(typeof data142 === "string"){
-if(!(formats0.validate(data142))){
-const err272 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/18/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(valid38){
+if(data136.platform !== undefined){
+const _errs315 = errors;
+if(typeof data136.platform !== "string"){
+const err272 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/19/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -11217,9 +11524,17 @@ vErrors.push(err272);
 }
 errors++;
 }
+var valid38 = _errs315 === errors;
 }
 else {
-const err273 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/18/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid38 = true;
+}
+if(valid38){
+if(data136.external_id !== undefined){
+let data141 = data136.external_id;
+const _errs317 = errors;
+if((typeof data141 !== "string") && (data141 !== null)){
+const err273 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/19/properties/data/properties/external_id/type",keyword:"type",params:{type: schema47.anyOf[19].properties.data.properties.external_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -11228,25 +11543,17 @@ vErrors.push(err273);
 }
 errors++;
 }
-}
-}
-var valid37 = _errs320 === errors;
+var valid38 = _errs317 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err274 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid38){
+if(data136.raw !== undefined){
+let data142 = data136.raw;
+const _errs319 = errors;
+if(!(data142 && typeof data142 == "object" && !Array.isArray(data142))){
+const err274 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/19/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -11255,20 +11562,20 @@ vErrors.push(err274);
 }
 errors++;
 }
-}
-var valid36 = _errs302 === errors;
+var valid38 = _errs319 === errors;
 }
 else {
-var valid36 = true;
+var valid38 = true;
 }
-if(valid36){
-if(data.cursor !== undefined){
-let data143 = data.cursor;
-const _errs322 = errors;
-if(errors === _errs322){
+if(valid38){
+if(data136.created_at !== undefined){
+let data143 = data136.created_at;
+const _errs321 = errors;
+if(errors === _errs321){
+if(errors === _errs321){
 if(typeof data143 === "string"){
-if(func2(data143) > 128){
-const err275 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(formats0.validate(data143))){
+const err275 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -11277,9 +11584,9 @@ vErrors.push(err275);
 }
 errors++;
 }
+}
 else {
-if(func2(data143) < 1){
-const err276 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err276 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -11290,8 +11597,21 @@ errors++;
 }
 }
 }
+var valid38 = _errs321 === errors;
+}
 else {
-const err277 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid38 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err277 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -11301,20 +11621,19 @@ vErrors.push(err277);
 errors++;
 }
 }
-var valid36 = _errs322 === errors;
+var valid37 = _errs307 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-else {
-const err278 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid37){
+if(data.cursor !== undefined){
+let data144 = data.cursor;
+const _errs323 = errors;
+if(errors === _errs323){
+if(typeof data144 === "string"){
+if(func2(data144) > 128){
+const err278 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -11323,16 +11642,9 @@ vErrors.push(err278);
 }
 errors++;
 }
-}
-var _valid0 = _errs295 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs324 = errors;
-if(errors === _errs324){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing34;
-if((((data.type === undefined) && (missing34 = "type")) || ((data.channel === undefined) && (missing34 = "channel"))) || ((data.data === undefined) && (missing34 = "data"))){
-const err279 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+else {
+if(func2(data144) < 1){
+const err279 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -11341,11 +11653,10 @@ vErrors.push(err279);
 }
 errors++;
 }
+}
+}
 else {
-const _errs326 = errors;
-for(const key21 in data){
-if(!(((((key21 === "type") || (key21 === "channel")) || (key21 === "event_type")) || (key21 === "data")) || (key21 === "cursor"))){
-const err280 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+const err280 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -11353,14 +11664,20 @@ else {
 vErrors.push(err280);
 }
 errors++;
-break;
 }
 }
-if(_errs326 === errors){
-if(data.type !== undefined){
-const _errs327 = errors;
-if("event" !== data.type){
-const err281 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var valid37 = _errs323 === errors;
+}
+else {
+var valid37 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err281 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -11369,16 +11686,16 @@ vErrors.push(err281);
 }
 errors++;
 }
-var valid38 = _errs327 === errors;
 }
-else {
-var valid38 = true;
-}
-if(valid38){
-if(data.channel !== undefined){
-const _errs328 = errors;
-if(typeof data.channel !== "string"){
-const err282 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/19/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs303 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs325 = errors;
+if(errors === _errs325){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing35;
+if((((data.type === undefined) && (missing35 = "type")) || ((data.channel === undefined) && (missing35 = "channel"))) || ((data.data === undefined) && (missing35 = "data"))){
+const err282 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -11387,16 +11704,11 @@ vErrors.push(err282);
 }
 errors++;
 }
-var valid38 = _errs328 === errors;
-}
 else {
-var valid38 = true;
-}
-if(valid38){
-if(data.event_type !== undefined){
-const _errs330 = errors;
-if(typeof data.event_type !== "string"){
-const err283 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/19/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs327 = errors;
+for(const key22 in data){
+if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
+const err283 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -11404,20 +11716,14 @@ else {
 vErrors.push(err283);
 }
 errors++;
+break;
 }
-var valid38 = _errs330 === errors;
 }
-else {
-var valid38 = true;
-}
-if(valid38){
-if(data.cursor !== undefined){
-let data147 = data.cursor;
-const _errs332 = errors;
-if(errors === _errs332){
-if(typeof data147 === "string"){
-if(func2(data147) > 128){
-const err284 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(_errs327 === errors){
+if(data.type !== undefined){
+const _errs328 = errors;
+if("event" !== data.type){
+const err284 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -11426,9 +11732,16 @@ vErrors.push(err284);
 }
 errors++;
 }
+var valid39 = _errs328 === errors;
+}
 else {
-if(func2(data147) < 1){
-const err285 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid39 = true;
+}
+if(valid39){
+if(data.channel !== undefined){
+const _errs329 = errors;
+if(typeof data.channel !== "string"){
+const err285 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/20/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -11437,10 +11750,16 @@ vErrors.push(err285);
 }
 errors++;
 }
-}
+var valid39 = _errs329 === errors;
 }
 else {
-const err286 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid39 = true;
+}
+if(valid39){
+if(data.event_type !== undefined){
+const _errs331 = errors;
+if("widget:update" !== data.event_type){
+const err286 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/20/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -11449,20 +11768,20 @@ vErrors.push(err286);
 }
 errors++;
 }
-}
-var valid38 = _errs332 === errors;
-}
-else {
-var valid38 = true;
-}
-}
-}
-}
-}
-}
+var valid39 = _errs331 === errors;
 }
 else {
-const err287 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid39 = true;
+}
+if(valid39){
+if(data.data !== undefined){
+let data148 = data.data;
+const _errs332 = errors;
+if(errors === _errs332){
+if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
+let missing36;
+if(((((((((data148.id === undefined) && (missing36 = "id")) || ((data148.account_id === undefined) && (missing36 = "account_id"))) || ((data148.name === undefined) && (missing36 = "name"))) || ((data148.type === undefined) && (missing36 = "type"))) || ((data148.settings === undefined) && (missing36 = "settings"))) || ((data148.version === undefined) && (missing36 = "version"))) || ((data148.created_at === undefined) && (missing36 = "created_at"))) || ((data148.updated_at === undefined) && (missing36 = "updated_at"))){
+const err287 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -11471,8 +11790,491 @@ vErrors.push(err287);
 }
 errors++;
 }
+else {
+const _errs334 = errors;
+for(const key23 in data148){
+if(!((((((((key23 === "id") || (key23 === "account_id")) || (key23 === "name")) || (key23 === "type")) || (key23 === "settings")) || (key23 === "version")) || (key23 === "created_at")) || (key23 === "updated_at"))){
+const err288 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err288];
 }
-var _valid0 = _errs324 === errors;
+else {
+vErrors.push(err288);
+}
+errors++;
+break;
+}
+}
+if(_errs334 === errors){
+if(data148.id !== undefined){
+let data149 = data148.id;
+const _errs335 = errors;
+if(errors === _errs335){
+if(errors === _errs335){
+if(typeof data149 === "string"){
+if(!(formats2.test(data149))){
+const err289 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err289];
+}
+else {
+vErrors.push(err289);
+}
+errors++;
+}
+}
+else {
+const err290 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err290];
+}
+else {
+vErrors.push(err290);
+}
+errors++;
+}
+}
+}
+var valid40 = _errs335 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data148.account_id !== undefined){
+let data150 = data148.account_id;
+const _errs337 = errors;
+if(errors === _errs337){
+if(errors === _errs337){
+if(typeof data150 === "string"){
+if(!(formats2.test(data150))){
+const err291 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err291];
+}
+else {
+vErrors.push(err291);
+}
+errors++;
+}
+}
+else {
+const err292 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err292];
+}
+else {
+vErrors.push(err292);
+}
+errors++;
+}
+}
+}
+var valid40 = _errs337 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data148.name !== undefined){
+const _errs339 = errors;
+if(typeof data148.name !== "string"){
+const err293 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/20/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
+}
+errors++;
+}
+var valid40 = _errs339 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data148.type !== undefined){
+const _errs341 = errors;
+if(typeof data148.type !== "string"){
+const err294 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err294];
+}
+else {
+vErrors.push(err294);
+}
+errors++;
+}
+var valid40 = _errs341 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data148.settings !== undefined){
+let data153 = data148.settings;
+const _errs343 = errors;
+if(errors === _errs343){
+if(data153 && typeof data153 == "object" && !Array.isArray(data153)){
+}
+else {
+const err295 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/20/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+}
+var valid40 = _errs343 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data148.version !== undefined){
+let data154 = data148.version;
+const _errs346 = errors;
+if(!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))){
+const err296 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+if(errors === _errs346){
+if((typeof data154 == "number") && (isFinite(data154))){
+if(data154 < 1 || isNaN(data154)){
+const err297 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+}
+}
+var valid40 = _errs346 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data148.created_at !== undefined){
+let data155 = data148.created_at;
+const _errs348 = errors;
+if(errors === _errs348){
+if(errors === _errs348){
+if(typeof data155 === "string"){
+if(!(formats0.validate(data155))){
+const err298 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+}
+else {
+const err299 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+}
+}
+var valid40 = _errs348 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data148.updated_at !== undefined){
+let data156 = data148.updated_at;
+const _errs350 = errors;
+if(errors === _errs350){
+if(errors === _errs350){
+if(typeof data156 === "string"){
+if(!(formats0.validate(data156))){
+const err300 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+}
+else {
+const err301 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+}
+}
+}
+var valid40 = _errs350 === errors;
+}
+else {
+var valid40 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err302 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+}
+var valid39 = _errs332 === errors;
+}
+else {
+var valid39 = true;
+}
+if(valid39){
+if(data.cursor !== undefined){
+let data157 = data.cursor;
+const _errs352 = errors;
+if(errors === _errs352){
+if(typeof data157 === "string"){
+if(func2(data157) > 128){
+const err303 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+else {
+if(func2(data157) < 1){
+const err304 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+}
+}
+else {
+const err305 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err305];
+}
+else {
+vErrors.push(err305);
+}
+errors++;
+}
+}
+var valid39 = _errs352 === errors;
+}
+else {
+var valid39 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err306 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err306];
+}
+else {
+vErrors.push(err306);
+}
+errors++;
+}
+}
+var _valid0 = _errs325 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs354 = errors;
+if(errors === _errs354){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing37;
+if((((data.type === undefined) && (missing37 = "type")) || ((data.channel === undefined) && (missing37 = "channel"))) || ((data.data === undefined) && (missing37 = "data"))){
+const err307 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+else {
+const _errs356 = errors;
+for(const key24 in data){
+if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
+const err308 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+break;
+}
+}
+if(_errs356 === errors){
+if(data.type !== undefined){
+const _errs357 = errors;
+if("event" !== data.type){
+const err309 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
+}
+errors++;
+}
+var valid41 = _errs357 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.channel !== undefined){
+const _errs358 = errors;
+if(typeof data.channel !== "string"){
+const err310 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/21/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+var valid41 = _errs358 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.event_type !== undefined){
+const _errs360 = errors;
+if(typeof data.event_type !== "string"){
+const err311 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/21/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+var valid41 = _errs360 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.cursor !== undefined){
+let data161 = data.cursor;
+const _errs362 = errors;
+if(errors === _errs362){
+if(typeof data161 === "string"){
+if(func2(data161) > 128){
+const err312 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+else {
+if(func2(data161) < 1){
+const err313 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+}
+}
+else {
+const err314 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+}
+var valid41 = _errs362 === errors;
+}
+else {
+var valid41 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err315 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+var _valid0 = _errs354 === errors;
 valid0 = valid0 || _valid0;
 }
 }
@@ -11493,16 +12295,18 @@ valid0 = valid0 || _valid0;
 }
 }
 }
+}
+}
 if(!valid0){
-const err288 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err316 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err288];
+vErrors = [err316];
 }
 else {
-vErrors.push(err288);
+vErrors.push(err316);
 }
 errors++;
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return false;
 }
 else {
@@ -11516,14 +12320,14 @@ vErrors = null;
 }
 }
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicPlatformNowPlaying = validate45;
-const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateMusicPlatformNowPlaying = validate47;
+const schema48 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -11666,7 +12470,7 @@ else {
 vErrors.push(err8);
 }
 errors++;
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return false;
 }
 else {
@@ -11680,6 +12484,6 @@ vErrors = null;
 }
 }
 }
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
