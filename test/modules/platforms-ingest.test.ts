@@ -319,3 +319,14 @@ describe.each([
     expect((await send(body)).status).toBe(200);
   });
 });
+
+test('platform_a: every (re)open of the socket asks for the channel grant token again, so a refreshed or replaced token is the one sent', async () => {
+  const owner = await devLogin(t);
+  const channel = `chan-a-${randomUUID()}`;
+  await grant(owner, 'platform_a', channel, 'first-token');
+  const first = await fake.socketFor(channel);
+  await t.app.modules.connections.replaceAccountGrant(owner.accountId!, 'platform_a', 'channel', { accessToken: 'second-token', refreshToken: null, expiresAt: null, scopes: [] });
+  first.terminate();
+  for (let i = 0; i < 200 && fake.socketAuthorizations(channel).length < 2; i += 1) await new Promise((done) => setTimeout(done, 25));
+  expect(fake.socketAuthorizations(channel)).toEqual(['Bearer first-token', 'Bearer second-token']);
+});
