@@ -1026,7 +1026,7 @@ export const wsDocument = {
       "eventsNotice": {
         "name": "event",
         "title": "Events channel notice",
-        "summary": "A transient notice on the events channel (channel:online, channel:offline, copyright:*, obs:*, ...) or a client broadcast (events:create): data is the publisher's JSON.",
+        "summary": "A transient notice on the events channel or a client broadcast (events:create): data is the publisher's JSON. channel:online / channel:offline (a platform reported a stream start or end; never stored, live only) carry { type, account_id, platform, platform_channel_id, event_id (the stored stream_online / stream_offline event), raw, at }; others: copyright:*, obs:*, test and bot events.",
         "x-direction": "server",
         "payload": {
           "type": "object",
@@ -1151,7 +1151,7 @@ export const wsDocument = {
       "historyUpdate": {
         "name": "event",
         "title": "Stream history update",
-        "summary": "A stream session change (history:session_started, history:session_updated).",
+        "summary": "A stream session change: history:session_started when a platform reports a stream start and no session of that platform is open, history:session_updated when a stream change or end updates the open one (ended_at set at the end). Published only while the account has feature:stream_history.",
         "x-direction": "server",
         "payload": {
           "type": "object",
@@ -1176,7 +1176,80 @@ export const wsDocument = {
               ]
             },
             "data": {
-              "type": "object"
+              "type": "object",
+              "title": "Stream session",
+              "required": [
+                "id",
+                "account_id",
+                "platform",
+                "platform_channel_id",
+                "stream_id",
+                "title",
+                "category",
+                "updates",
+                "started_at",
+                "ended_at",
+                "updated_at"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "account_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "platform": {
+                  "type": "string",
+                  "description": "The reporting platform (platform_a, platform_c, ...)."
+                },
+                "platform_channel_id": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "stream_id": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "description": "The platform's id of the stream, when it reports one."
+                },
+                "title": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "category": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "updates": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "Changes and the end applied to the session so far."
+                },
+                "started_at": {
+                  "type": "string",
+                  "format": "date-time"
+                },
+                "ended_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                },
+                "updated_at": {
+                  "type": "string",
+                  "format": "date-time"
+                }
+              }
             },
             "cursor": {
               "type": "string",

@@ -2006,7 +2006,7 @@ return errors === 0;
 }
 
 exports.validateHistoryUpdate = validate20;
-const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2068,9 +2068,229 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.platform === undefined) && (missing1 = "platform"))) || ((data3.platform_channel_id === undefined) && (missing1 = "platform_channel_id"))) || ((data3.stream_id === undefined) && (missing1 = "stream_id"))) || ((data3.title === undefined) && (missing1 = "title"))) || ((data3.category === undefined) && (missing1 = "category"))) || ((data3.updates === undefined) && (missing1 = "updates"))) || ((data3.started_at === undefined) && (missing1 = "started_at"))) || ((data3.ended_at === undefined) && (missing1 = "ended_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate20.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs10 = errors;
+if(errors === _errs10){
+if(errors === _errs10){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate20.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.platform !== undefined){
+const _errs12 = errors;
+if(typeof data3.platform !== "string"){
+validate20.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.platform_channel_id !== undefined){
+let data7 = data3.platform_channel_id;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema21.properties.data.properties.platform_channel_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.stream_id !== undefined){
+let data8 = data3.stream_id;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/stream_id",schemaPath:"#/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema21.properties.data.properties.stream_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.title !== undefined){
+let data9 = data3.title;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: schema21.properties.data.properties.title.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.category !== undefined){
+let data10 = data3.category;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/type",keyword:"type",params:{type: schema21.properties.data.properties.category.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updates !== undefined){
+let data11 = data3.updates;
+const _errs22 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+validate20.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs22){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+validate20.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.started_at !== undefined){
+let data12 = data3.started_at;
+const _errs24 = errors;
+if(errors === _errs24){
+if(errors === _errs24){
+if(typeof data12 === "string"){
+if(!(formats0.validate(data12))){
+validate20.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs24 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.ended_at !== undefined){
+let data13 = data3.ended_at;
+const _errs26 = errors;
+if((typeof data13 !== "string") && (data13 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema21.properties.data.properties.ended_at.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs26){
+if(errors === _errs26){
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+validate20.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data14 = data3.updated_at;
+const _errs28 = errors;
+if(errors === _errs28){
+if(errors === _errs28){
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+validate20.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs28 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -2079,16 +2299,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data4 = data.cursor;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(func2(data4) > 128){
+let data15 = data.cursor;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data15 === "string"){
+if(func2(data15) > 128){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data4) < 1){
+if(func2(data15) < 1){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2099,7 +2319,7 @@ validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs30 === errors;
 }
 else {
 var valid0 = true;
@@ -6818,7 +7038,7 @@ return errors === 0;
 }
 
 exports.validateEvent = validate46;
-const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7997,8 +8217,11 @@ if(valid9){
 if(data.data !== undefined){
 let data32 = data.data;
 const _errs76 = errors;
-if(!(data32 && typeof data32 == "object" && !Array.isArray(data32))){
-const err70 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(errors === _errs76){
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+let missing9;
+if((((((((((((data32.id === undefined) && (missing9 = "id")) || ((data32.account_id === undefined) && (missing9 = "account_id"))) || ((data32.platform === undefined) && (missing9 = "platform"))) || ((data32.platform_channel_id === undefined) && (missing9 = "platform_channel_id"))) || ((data32.stream_id === undefined) && (missing9 = "stream_id"))) || ((data32.title === undefined) && (missing9 = "title"))) || ((data32.category === undefined) && (missing9 = "category"))) || ((data32.updates === undefined) && (missing9 = "updates"))) || ((data32.started_at === undefined) && (missing9 = "started_at"))) || ((data32.ended_at === undefined) && (missing9 = "ended_at"))) || ((data32.updated_at === undefined) && (missing9 = "updated_at"))){
+const err70 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -8007,19 +8230,15 @@ vErrors.push(err70);
 }
 errors++;
 }
-var valid9 = _errs76 === errors;
-}
 else {
-var valid9 = true;
-}
-if(valid9){
-if(data.cursor !== undefined){
-let data33 = data.cursor;
+if(data32.id !== undefined){
+let data33 = data32.id;
 const _errs78 = errors;
 if(errors === _errs78){
+if(errors === _errs78){
 if(typeof data33 === "string"){
-if(func2(data33) > 128){
-const err71 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(formats2.test(data33))){
+const err71 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/6/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -8028,9 +8247,9 @@ vErrors.push(err71);
 }
 errors++;
 }
+}
 else {
-if(func2(data33) < 1){
-const err72 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err72 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/6/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -8041,8 +8260,20 @@ errors++;
 }
 }
 }
+var valid10 = _errs78 === errors;
+}
 else {
-const err73 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid10 = true;
+}
+if(valid10){
+if(data32.account_id !== undefined){
+let data34 = data32.account_id;
+const _errs80 = errors;
+if(errors === _errs80){
+if(errors === _errs80){
+if(typeof data34 === "string"){
+if(!(formats2.test(data34))){
+const err73 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/6/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -8052,7 +8283,324 @@ vErrors.push(err73);
 errors++;
 }
 }
-var valid9 = _errs78 === errors;
+else {
+const err74 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/6/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+var valid10 = _errs80 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.platform !== undefined){
+const _errs82 = errors;
+if(typeof data32.platform !== "string"){
+const err75 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/6/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+var valid10 = _errs82 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.platform_channel_id !== undefined){
+let data36 = data32.platform_channel_id;
+const _errs84 = errors;
+if((typeof data36 !== "string") && (data36 !== null)){
+const err76 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/6/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+var valid10 = _errs84 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.stream_id !== undefined){
+let data37 = data32.stream_id;
+const _errs86 = errors;
+if((typeof data37 !== "string") && (data37 !== null)){
+const err77 = {instancePath:instancePath+"/data/stream_id",schemaPath:"#/anyOf/6/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.stream_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+var valid10 = _errs86 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.title !== undefined){
+let data38 = data32.title;
+const _errs88 = errors;
+if((typeof data38 !== "string") && (data38 !== null)){
+const err78 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/6/properties/data/properties/title/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.title.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+var valid10 = _errs88 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.category !== undefined){
+let data39 = data32.category;
+const _errs90 = errors;
+if((typeof data39 !== "string") && (data39 !== null)){
+const err79 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/6/properties/data/properties/category/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.category.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+var valid10 = _errs90 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.updates !== undefined){
+let data40 = data32.updates;
+const _errs92 = errors;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err80 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/6/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+if(errors === _errs92){
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 0 || isNaN(data40)){
+const err81 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/6/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+var valid10 = _errs92 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.started_at !== undefined){
+let data41 = data32.started_at;
+const _errs94 = errors;
+if(errors === _errs94){
+if(errors === _errs94){
+if(typeof data41 === "string"){
+if(!(formats0.validate(data41))){
+const err82 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/6/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/6/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+}
+var valid10 = _errs94 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.ended_at !== undefined){
+let data42 = data32.ended_at;
+const _errs96 = errors;
+if((typeof data42 !== "string") && (data42 !== null)){
+const err84 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/6/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.ended_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+if(errors === _errs96){
+if(errors === _errs96){
+if(typeof data42 === "string"){
+if(!(formats0.validate(data42))){
+const err85 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/6/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+}
+var valid10 = _errs96 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.updated_at !== undefined){
+let data43 = data32.updated_at;
+const _errs98 = errors;
+if(errors === _errs98){
+if(errors === _errs98){
+if(typeof data43 === "string"){
+if(!(formats0.validate(data43))){
+const err86 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/6/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/6/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+var valid10 = _errs98 === errors;
+}
+else {
+var valid10 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+var valid9 = _errs76 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data.cursor !== undefined){
+let data44 = data.cursor;
+const _errs100 = errors;
+if(errors === _errs100){
+if(typeof data44 === "string"){
+if(func2(data44) > 128){
+const err89 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+else {
+if(func2(data44) < 1){
+const err90 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+var valid9 = _errs100 === errors;
 }
 else {
 var valid9 = true;
@@ -8065,315 +8613,7 @@ var valid9 = true;
 }
 }
 else {
-const err74 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-}
-var _valid0 = _errs69 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs80 = errors;
-if(errors === _errs80){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing9;
-if(((((data.type === undefined) && (missing9 = "type")) || ((data.channel === undefined) && (missing9 = "channel"))) || ((data.data === undefined) && (missing9 = "data"))) || ((data.event_type === undefined) && (missing9 = "event_type"))){
-const err75 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-else {
-const _errs82 = errors;
-for(const key7 in data){
-if(!(((((key7 === "type") || (key7 === "channel")) || (key7 === "event_type")) || (key7 === "data")) || (key7 === "cursor"))){
-const err76 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-break;
-}
-}
-if(_errs82 === errors){
-if(data.type !== undefined){
-const _errs83 = errors;
-if("event" !== data.type){
-const err77 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-var valid10 = _errs83 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.channel !== undefined){
-const _errs84 = errors;
-if(typeof data.channel !== "string"){
-const err78 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
-}
-errors++;
-}
-var valid10 = _errs84 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.event_type !== undefined){
-let data36 = data.event_type;
-const _errs86 = errors;
-if(!((((data36 === "idea:created") || (data36 === "idea:updated")) || (data36 === "idea:status_changed")) || (data36 === "idea:voted"))){
-const err79 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-var valid10 = _errs86 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.data !== undefined){
-let data37 = data.data;
-const _errs87 = errors;
-if(errors === _errs87){
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-let missing10;
-if((data37.id === undefined) && (missing10 = "id")){
-const err80 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
-}
-errors++;
-}
-else {
-if(data37.id !== undefined){
-let data38 = data37.id;
-const _errs89 = errors;
-if(errors === _errs89){
-if(errors === _errs89){
-if(typeof data38 === "string"){
-if(!(formats2.test(data38))){
-const err81 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err81];
-}
-else {
-vErrors.push(err81);
-}
-errors++;
-}
-}
-else {
-const err82 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
-}
-errors++;
-}
-}
-}
-var valid11 = _errs89 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data37.title !== undefined){
-const _errs91 = errors;
-if(typeof data37.title !== "string"){
-const err83 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err83];
-}
-else {
-vErrors.push(err83);
-}
-errors++;
-}
-var valid11 = _errs91 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data37.status !== undefined){
-const _errs93 = errors;
-if(typeof data37.status !== "string"){
-const err84 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/7/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err84];
-}
-else {
-vErrors.push(err84);
-}
-errors++;
-}
-var valid11 = _errs93 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data37.my_vote !== undefined){
-const _errs95 = errors;
-if(data37.my_vote !== null){
-const err85 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/7/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-var valid11 = _errs95 === errors;
-}
-else {
-var valid11 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err86 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-}
-var valid10 = _errs87 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.cursor !== undefined){
-let data42 = data.cursor;
-const _errs97 = errors;
-if(errors === _errs97){
-if(typeof data42 === "string"){
-if(func2(data42) > 128){
-const err87 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err87];
-}
-else {
-vErrors.push(err87);
-}
-errors++;
-}
-else {
-if(func2(data42) < 1){
-const err88 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
-}
-errors++;
-}
-}
-}
-else {
-const err89 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err89];
-}
-else {
-vErrors.push(err89);
-}
-errors++;
-}
-}
-var valid10 = _errs97 === errors;
-}
-else {
-var valid10 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err90 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
-}
-errors++;
-}
-}
-var _valid0 = _errs80 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs99 = errors;
-if(errors === _errs99){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing11;
-if(((((data.type === undefined) && (missing11 = "type")) || ((data.channel === undefined) && (missing11 = "channel"))) || ((data.data === undefined) && (missing11 = "data"))) || ((data.event_type === undefined) && (missing11 = "event_type"))){
-const err91 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-else {
-const _errs101 = errors;
-for(const key8 in data){
-if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
-const err92 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+const err92 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -8381,14 +8621,17 @@ else {
 vErrors.push(err92);
 }
 errors++;
-break;
 }
 }
-if(_errs101 === errors){
-if(data.type !== undefined){
+var _valid0 = _errs69 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
 const _errs102 = errors;
-if("event" !== data.type){
-const err93 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(errors === _errs102){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing10;
+if(((((data.type === undefined) && (missing10 = "type")) || ((data.channel === undefined) && (missing10 = "channel"))) || ((data.data === undefined) && (missing10 = "data"))) || ((data.event_type === undefined) && (missing10 = "event_type"))){
+const err93 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -8397,16 +8640,11 @@ vErrors.push(err93);
 }
 errors++;
 }
-var valid12 = _errs102 === errors;
-}
 else {
-var valid12 = true;
-}
-if(valid12){
-if(data.channel !== undefined){
-const _errs103 = errors;
-if(typeof data.channel !== "string"){
-const err94 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs104 = errors;
+for(const key7 in data){
+if(!(((((key7 === "type") || (key7 === "channel")) || (key7 === "event_type")) || (key7 === "data")) || (key7 === "cursor"))){
+const err94 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -8414,17 +8652,14 @@ else {
 vErrors.push(err94);
 }
 errors++;
+break;
 }
-var valid12 = _errs103 === errors;
 }
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data.event_type !== undefined){
+if(_errs104 === errors){
+if(data.type !== undefined){
 const _errs105 = errors;
-if("idea:deleted" !== data.event_type){
-const err95 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
+if("event" !== data.type){
+const err95 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -8433,20 +8668,16 @@ vErrors.push(err95);
 }
 errors++;
 }
-var valid12 = _errs105 === errors;
+var valid11 = _errs105 === errors;
 }
 else {
-var valid12 = true;
+var valid11 = true;
 }
-if(valid12){
-if(data.data !== undefined){
-let data46 = data.data;
+if(valid11){
+if(data.channel !== undefined){
 const _errs106 = errors;
-if(errors === _errs106){
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-let missing12;
-if((data46.id === undefined) && (missing12 = "id")){
-const err96 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
+if(typeof data.channel !== "string"){
+const err96 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -8455,15 +8686,17 @@ vErrors.push(err96);
 }
 errors++;
 }
+var valid11 = _errs106 === errors;
+}
 else {
-if(data46.id !== undefined){
-let data47 = data46.id;
+var valid11 = true;
+}
+if(valid11){
+if(data.event_type !== undefined){
+let data47 = data.event_type;
 const _errs108 = errors;
-if(errors === _errs108){
-if(errors === _errs108){
-if(typeof data47 === "string"){
-if(!(formats2.test(data47))){
-const err97 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!((((data47 === "idea:created") || (data47 === "idea:updated")) || (data47 === "idea:status_changed")) || (data47 === "idea:voted"))){
+const err97 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -8472,9 +8705,20 @@ vErrors.push(err97);
 }
 errors++;
 }
+var valid11 = _errs108 === errors;
 }
 else {
-const err98 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid11 = true;
+}
+if(valid11){
+if(data.data !== undefined){
+let data48 = data.data;
+const _errs109 = errors;
+if(errors === _errs109){
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+let missing11;
+if((data48.id === undefined) && (missing11 = "id")){
+const err98 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -8483,13 +8727,15 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-}
-}
-}
-}
 else {
-const err99 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data48.id !== undefined){
+let data49 = data48.id;
+const _errs111 = errors;
+if(errors === _errs111){
+if(errors === _errs111){
+if(typeof data49 === "string"){
+if(!(formats2.test(data49))){
+const err99 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -8499,19 +8745,8 @@ vErrors.push(err99);
 errors++;
 }
 }
-var valid12 = _errs106 === errors;
-}
 else {
-var valid12 = true;
-}
-if(valid12){
-if(data.cursor !== undefined){
-let data48 = data.cursor;
-const _errs110 = errors;
-if(errors === _errs110){
-if(typeof data48 === "string"){
-if(func2(data48) > 128){
-const err100 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err100 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -8520,9 +8755,18 @@ vErrors.push(err100);
 }
 errors++;
 }
+}
+}
+var valid12 = _errs111 === errors;
+}
 else {
-if(func2(data48) < 1){
-const err101 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid12 = true;
+}
+if(valid12){
+if(data48.title !== undefined){
+const _errs113 = errors;
+if(typeof data48.title !== "string"){
+const err101 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -8531,10 +8775,16 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
+var valid12 = _errs113 === errors;
 }
 else {
-const err102 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid12 = true;
+}
+if(valid12){
+if(data48.status !== undefined){
+const _errs115 = errors;
+if(typeof data48.status !== "string"){
+const err102 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/7/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -8543,8 +8793,25 @@ vErrors.push(err102);
 }
 errors++;
 }
+var valid12 = _errs115 === errors;
 }
-var valid12 = _errs110 === errors;
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data48.my_vote !== undefined){
+const _errs117 = errors;
+if(data48.my_vote !== null){
+const err103 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/7/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+var valid12 = _errs117 === errors;
 }
 else {
 var valid12 = true;
@@ -8554,28 +8821,8 @@ var valid12 = true;
 }
 }
 }
-}
-}
 else {
-const err103 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err103];
-}
-else {
-vErrors.push(err103);
-}
-errors++;
-}
-}
-var _valid0 = _errs99 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs112 = errors;
-if(errors === _errs112){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing13;
-if(((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))) || ((data.event_type === undefined) && (missing13 = "event_type"))){
-const err104 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
+const err104 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -8584,11 +8831,20 @@ vErrors.push(err104);
 }
 errors++;
 }
+}
+var valid11 = _errs109 === errors;
+}
 else {
-const _errs114 = errors;
-for(const key9 in data){
-if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
-const err105 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+var valid11 = true;
+}
+if(valid11){
+if(data.cursor !== undefined){
+let data53 = data.cursor;
+const _errs119 = errors;
+if(errors === _errs119){
+if(typeof data53 === "string"){
+if(func2(data53) > 128){
+const err105 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -8596,14 +8852,10 @@ else {
 vErrors.push(err105);
 }
 errors++;
-break;
 }
-}
-if(_errs114 === errors){
-if(data.type !== undefined){
-const _errs115 = errors;
-if("event" !== data.type){
-const err106 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+if(func2(data53) < 1){
+const err106 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -8612,16 +8864,10 @@ vErrors.push(err106);
 }
 errors++;
 }
-var valid14 = _errs115 === errors;
+}
 }
 else {
-var valid14 = true;
-}
-if(valid14){
-if(data.channel !== undefined){
-const _errs116 = errors;
-if(typeof data.channel !== "string"){
-const err107 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err107 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -8630,17 +8876,21 @@ vErrors.push(err107);
 }
 errors++;
 }
-var valid14 = _errs116 === errors;
+}
+var valid11 = _errs119 === errors;
 }
 else {
-var valid14 = true;
+var valid11 = true;
 }
-if(valid14){
-if(data.event_type !== undefined){
-let data51 = data.event_type;
-const _errs118 = errors;
-if(!((data51 === "login-assignment:assigned") || (data51 === "login-assignment:removed"))){
-const err108 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err108 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -8649,20 +8899,16 @@ vErrors.push(err108);
 }
 errors++;
 }
-var valid14 = _errs118 === errors;
 }
-else {
-var valid14 = true;
-}
-if(valid14){
-if(data.data !== undefined){
-let data52 = data.data;
-const _errs119 = errors;
-if(errors === _errs119){
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
-let missing14;
-if(((((data52.id === undefined) && (missing14 = "id")) || ((data52.provider === undefined) && (missing14 = "provider"))) || ((data52.status === undefined) && (missing14 = "status"))) || ((data52.at === undefined) && (missing14 = "at"))){
-const err109 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
+var _valid0 = _errs102 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs121 = errors;
+if(errors === _errs121){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing12;
+if(((((data.type === undefined) && (missing12 = "type")) || ((data.channel === undefined) && (missing12 = "channel"))) || ((data.data === undefined) && (missing12 = "data"))) || ((data.event_type === undefined) && (missing12 = "event_type"))){
+const err109 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -8672,10 +8918,10 @@ vErrors.push(err109);
 errors++;
 }
 else {
-const _errs121 = errors;
-for(const key10 in data52){
-if(!((((key10 === "id") || (key10 === "provider")) || (key10 === "status")) || (key10 === "at"))){
-const err110 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+const _errs123 = errors;
+for(const key8 in data){
+if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
+const err110 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -8686,15 +8932,11 @@ errors++;
 break;
 }
 }
-if(_errs121 === errors){
-if(data52.id !== undefined){
-let data53 = data52.id;
-const _errs122 = errors;
-if(errors === _errs122){
-if(errors === _errs122){
-if(typeof data53 === "string"){
-if(!(formats2.test(data53))){
-const err111 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(_errs123 === errors){
+if(data.type !== undefined){
+const _errs124 = errors;
+if("event" !== data.type){
+const err111 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -8703,9 +8945,16 @@ vErrors.push(err111);
 }
 errors++;
 }
+var valid13 = _errs124 === errors;
 }
 else {
-const err112 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid13 = true;
+}
+if(valid13){
+if(data.channel !== undefined){
+const _errs125 = errors;
+if(typeof data.channel !== "string"){
+const err112 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -8714,18 +8963,16 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-}
-var valid15 = _errs122 === errors;
+var valid13 = _errs125 === errors;
 }
 else {
-var valid15 = true;
+var valid13 = true;
 }
-if(valid15){
-if(data52.provider !== undefined){
-const _errs124 = errors;
-if(typeof data52.provider !== "string"){
-const err113 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/9/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid13){
+if(data.event_type !== undefined){
+const _errs127 = errors;
+if("idea:deleted" !== data.event_type){
+const err113 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -8734,17 +8981,20 @@ vErrors.push(err113);
 }
 errors++;
 }
-var valid15 = _errs124 === errors;
+var valid13 = _errs127 === errors;
 }
 else {
-var valid15 = true;
+var valid13 = true;
 }
-if(valid15){
-if(data52.status !== undefined){
-let data55 = data52.status;
-const _errs126 = errors;
-if(!((data55 === "assigned") || (data55 === "removed"))){
-const err114 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/9/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(valid13){
+if(data.data !== undefined){
+let data57 = data.data;
+const _errs128 = errors;
+if(errors === _errs128){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+let missing13;
+if((data57.id === undefined) && (missing13 = "id")){
+const err114 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -8753,20 +9003,15 @@ vErrors.push(err114);
 }
 errors++;
 }
-var valid15 = _errs126 === errors;
-}
 else {
-var valid15 = true;
-}
-if(valid15){
-if(data52.at !== undefined){
-let data56 = data52.at;
-const _errs127 = errors;
-if(errors === _errs127){
-if(errors === _errs127){
-if(typeof data56 === "string"){
-if(!(formats0.validate(data56))){
-const err115 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data57.id !== undefined){
+let data58 = data57.id;
+const _errs130 = errors;
+if(errors === _errs130){
+if(errors === _errs130){
+if(typeof data58 === "string"){
+if(!(formats2.test(data58))){
+const err115 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -8777,7 +9022,7 @@ errors++;
 }
 }
 else {
-const err116 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err116 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -8788,19 +9033,11 @@ errors++;
 }
 }
 }
-var valid15 = _errs127 === errors;
-}
-else {
-var valid15 = true;
-}
-}
-}
-}
 }
 }
 }
 else {
-const err117 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err117 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -8810,19 +9047,19 @@ vErrors.push(err117);
 errors++;
 }
 }
-var valid14 = _errs119 === errors;
+var valid13 = _errs128 === errors;
 }
 else {
-var valid14 = true;
+var valid13 = true;
 }
-if(valid14){
+if(valid13){
 if(data.cursor !== undefined){
-let data57 = data.cursor;
-const _errs129 = errors;
-if(errors === _errs129){
-if(typeof data57 === "string"){
-if(func2(data57) > 128){
-const err118 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+let data59 = data.cursor;
+const _errs132 = errors;
+if(errors === _errs132){
+if(typeof data59 === "string"){
+if(func2(data59) > 128){
+const err118 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -8832,8 +9069,8 @@ vErrors.push(err118);
 errors++;
 }
 else {
-if(func2(data57) < 1){
-const err119 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func2(data59) < 1){
+const err119 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -8845,7 +9082,7 @@ errors++;
 }
 }
 else {
-const err120 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err120 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -8855,10 +9092,10 @@ vErrors.push(err120);
 errors++;
 }
 }
-var valid14 = _errs129 === errors;
+var valid13 = _errs132 === errors;
 }
 else {
-var valid14 = true;
+var valid13 = true;
 }
 }
 }
@@ -8868,7 +9105,7 @@ var valid14 = true;
 }
 }
 else {
-const err121 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err121 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -8878,15 +9115,15 @@ vErrors.push(err121);
 errors++;
 }
 }
-var _valid0 = _errs112 === errors;
+var _valid0 = _errs121 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
-const _errs131 = errors;
-if(errors === _errs131){
+const _errs134 = errors;
+if(errors === _errs134){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing15;
-if((((data.type === undefined) && (missing15 = "type")) || ((data.channel === undefined) && (missing15 = "channel"))) || ((data.data === undefined) && (missing15 = "data"))){
-const err122 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+let missing14;
+if(((((data.type === undefined) && (missing14 = "type")) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.data === undefined) && (missing14 = "data"))) || ((data.event_type === undefined) && (missing14 = "event_type"))){
+const err122 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -8896,10 +9133,10 @@ vErrors.push(err122);
 errors++;
 }
 else {
-const _errs133 = errors;
-for(const key11 in data){
-if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
-const err123 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+const _errs136 = errors;
+for(const key9 in data){
+if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
+const err123 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -8910,11 +9147,11 @@ errors++;
 break;
 }
 }
-if(_errs133 === errors){
+if(_errs136 === errors){
 if(data.type !== undefined){
-const _errs134 = errors;
+const _errs137 = errors;
 if("event" !== data.type){
-const err124 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err124 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -8923,16 +9160,16 @@ vErrors.push(err124);
 }
 errors++;
 }
-var valid16 = _errs134 === errors;
+var valid15 = _errs137 === errors;
 }
 else {
-var valid16 = true;
+var valid15 = true;
 }
-if(valid16){
+if(valid15){
 if(data.channel !== undefined){
-const _errs135 = errors;
+const _errs138 = errors;
 if(typeof data.channel !== "string"){
-const err125 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err125 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -8941,16 +9178,17 @@ vErrors.push(err125);
 }
 errors++;
 }
-var valid16 = _errs135 === errors;
+var valid15 = _errs138 === errors;
 }
 else {
-var valid16 = true;
+var valid15 = true;
 }
-if(valid16){
+if(valid15){
 if(data.event_type !== undefined){
-const _errs137 = errors;
-if("overlay:update" !== data.event_type){
-const err126 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+let data62 = data.event_type;
+const _errs140 = errors;
+if(!((data62 === "login-assignment:assigned") || (data62 === "login-assignment:removed"))){
+const err126 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -8959,20 +9197,20 @@ vErrors.push(err126);
 }
 errors++;
 }
-var valid16 = _errs137 === errors;
+var valid15 = _errs140 === errors;
 }
 else {
-var valid16 = true;
+var valid15 = true;
 }
-if(valid16){
+if(valid15){
 if(data.data !== undefined){
-let data61 = data.data;
-const _errs138 = errors;
-if(errors === _errs138){
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-let missing16;
-if((((((((data61.id === undefined) && (missing16 = "id")) || ((data61.account_id === undefined) && (missing16 = "account_id"))) || ((data61.name === undefined) && (missing16 = "name"))) || ((data61.settings === undefined) && (missing16 = "settings"))) || ((data61.version === undefined) && (missing16 = "version"))) || ((data61.created_at === undefined) && (missing16 = "created_at"))) || ((data61.updated_at === undefined) && (missing16 = "updated_at"))){
-const err127 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+let data63 = data.data;
+const _errs141 = errors;
+if(errors === _errs141){
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+let missing15;
+if(((((data63.id === undefined) && (missing15 = "id")) || ((data63.provider === undefined) && (missing15 = "provider"))) || ((data63.status === undefined) && (missing15 = "status"))) || ((data63.at === undefined) && (missing15 = "at"))){
+const err127 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -8982,10 +9220,10 @@ vErrors.push(err127);
 errors++;
 }
 else {
-const _errs140 = errors;
-for(const key12 in data61){
-if(!(((((((key12 === "id") || (key12 === "account_id")) || (key12 === "name")) || (key12 === "settings")) || (key12 === "version")) || (key12 === "created_at")) || (key12 === "updated_at"))){
-const err128 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+const _errs143 = errors;
+for(const key10 in data63){
+if(!((((key10 === "id") || (key10 === "provider")) || (key10 === "status")) || (key10 === "at"))){
+const err128 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -8996,15 +9234,15 @@ errors++;
 break;
 }
 }
-if(_errs140 === errors){
-if(data61.id !== undefined){
-let data62 = data61.id;
-const _errs141 = errors;
-if(errors === _errs141){
-if(errors === _errs141){
-if(typeof data62 === "string"){
-if(!(formats2.test(data62))){
-const err129 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(_errs143 === errors){
+if(data63.id !== undefined){
+let data64 = data63.id;
+const _errs144 = errors;
+if(errors === _errs144){
+if(errors === _errs144){
+if(typeof data64 === "string"){
+if(!(formats2.test(data64))){
+const err129 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -9015,7 +9253,7 @@ errors++;
 }
 }
 else {
-const err130 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err130 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -9026,20 +9264,16 @@ errors++;
 }
 }
 }
-var valid17 = _errs141 === errors;
+var valid16 = _errs144 === errors;
 }
 else {
-var valid17 = true;
+var valid16 = true;
 }
-if(valid17){
-if(data61.account_id !== undefined){
-let data63 = data61.account_id;
-const _errs143 = errors;
-if(errors === _errs143){
-if(errors === _errs143){
-if(typeof data63 === "string"){
-if(!(formats2.test(data63))){
-const err131 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(valid16){
+if(data63.provider !== undefined){
+const _errs146 = errors;
+if(typeof data63.provider !== "string"){
+const err131 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/9/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -9048,9 +9282,17 @@ vErrors.push(err131);
 }
 errors++;
 }
+var valid16 = _errs146 === errors;
 }
 else {
-const err132 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid16 = true;
+}
+if(valid16){
+if(data63.status !== undefined){
+let data66 = data63.status;
+const _errs148 = errors;
+if(!((data66 === "assigned") || (data66 === "removed"))){
+const err132 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/9/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -9059,18 +9301,20 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-}
-var valid17 = _errs143 === errors;
+var valid16 = _errs148 === errors;
 }
 else {
-var valid17 = true;
+var valid16 = true;
 }
-if(valid17){
-if(data61.name !== undefined){
-const _errs145 = errors;
-if(typeof data61.name !== "string"){
-const err133 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/10/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid16){
+if(data63.at !== undefined){
+let data67 = data63.at;
+const _errs149 = errors;
+if(errors === _errs149){
+if(errors === _errs149){
+if(typeof data67 === "string"){
+if(!(formats0.validate(data67))){
+const err133 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -9079,20 +9323,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-var valid17 = _errs145 === errors;
 }
 else {
-var valid17 = true;
-}
-if(valid17){
-if(data61.settings !== undefined){
-let data65 = data61.settings;
-const _errs147 = errors;
-if(errors === _errs147){
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-}
-else {
-const err134 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/10/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err134 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -9102,17 +9335,20 @@ vErrors.push(err134);
 errors++;
 }
 }
-var valid17 = _errs147 === errors;
+}
+var valid16 = _errs149 === errors;
 }
 else {
-var valid17 = true;
+var valid16 = true;
 }
-if(valid17){
-if(data61.version !== undefined){
-let data66 = data61.version;
-const _errs150 = errors;
-if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
-const err135 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+}
+}
+}
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -9121,10 +9357,20 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(errors === _errs150){
-if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 < 1 || isNaN(data66)){
-const err136 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+var valid15 = _errs141 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data.cursor !== undefined){
+let data68 = data.cursor;
+const _errs151 = errors;
+if(errors === _errs151){
+if(typeof data68 === "string"){
+if(func2(data68) > 128){
+const err136 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -9133,22 +9379,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-}
-}
-var valid17 = _errs150 === errors;
-}
 else {
-var valid17 = true;
-}
-if(valid17){
-if(data61.created_at !== undefined){
-let data67 = data61.created_at;
-const _errs152 = errors;
-if(errors === _errs152){
-if(errors === _errs152){
-if(typeof data67 === "string"){
-if(!(formats0.validate(data67))){
-const err137 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(func2(data68) < 1){
+const err137 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -9158,8 +9391,9 @@ vErrors.push(err137);
 errors++;
 }
 }
+}
 else {
-const err138 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err138 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -9169,21 +9403,20 @@ vErrors.push(err138);
 errors++;
 }
 }
-}
-var valid17 = _errs152 === errors;
+var valid15 = _errs151 === errors;
 }
 else {
-var valid17 = true;
+var valid15 = true;
 }
-if(valid17){
-if(data61.updated_at !== undefined){
-let data68 = data61.updated_at;
-const _errs154 = errors;
-if(errors === _errs154){
-if(errors === _errs154){
-if(typeof data68 === "string"){
-if(!(formats0.validate(data68))){
-const err139 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err139 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -9193,8 +9426,15 @@ vErrors.push(err139);
 errors++;
 }
 }
-else {
-const err140 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs134 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs153 = errors;
+if(errors === _errs153){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing16;
+if((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))){
+const err140 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -9203,9 +9443,387 @@ vErrors.push(err140);
 }
 errors++;
 }
+else {
+const _errs155 = errors;
+for(const key11 in data){
+if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
+const err141 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+break;
 }
 }
-var valid17 = _errs154 === errors;
+if(_errs155 === errors){
+if(data.type !== undefined){
+const _errs156 = errors;
+if("event" !== data.type){
+const err142 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+var valid17 = _errs156 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data.channel !== undefined){
+const _errs157 = errors;
+if(typeof data.channel !== "string"){
+const err143 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+var valid17 = _errs157 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data.event_type !== undefined){
+const _errs159 = errors;
+if("overlay:update" !== data.event_type){
+const err144 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+var valid17 = _errs159 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data.data !== undefined){
+let data72 = data.data;
+const _errs160 = errors;
+if(errors === _errs160){
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+let missing17;
+if((((((((data72.id === undefined) && (missing17 = "id")) || ((data72.account_id === undefined) && (missing17 = "account_id"))) || ((data72.name === undefined) && (missing17 = "name"))) || ((data72.settings === undefined) && (missing17 = "settings"))) || ((data72.version === undefined) && (missing17 = "version"))) || ((data72.created_at === undefined) && (missing17 = "created_at"))) || ((data72.updated_at === undefined) && (missing17 = "updated_at"))){
+const err145 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+else {
+const _errs162 = errors;
+for(const key12 in data72){
+if(!(((((((key12 === "id") || (key12 === "account_id")) || (key12 === "name")) || (key12 === "settings")) || (key12 === "version")) || (key12 === "created_at")) || (key12 === "updated_at"))){
+const err146 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+break;
+}
+}
+if(_errs162 === errors){
+if(data72.id !== undefined){
+let data73 = data72.id;
+const _errs163 = errors;
+if(errors === _errs163){
+if(errors === _errs163){
+if(typeof data73 === "string"){
+if(!(formats2.test(data73))){
+const err147 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+else {
+const err148 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+}
+}
+var valid18 = _errs163 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data72.account_id !== undefined){
+let data74 = data72.account_id;
+const _errs165 = errors;
+if(errors === _errs165){
+if(errors === _errs165){
+if(typeof data74 === "string"){
+if(!(formats2.test(data74))){
+const err149 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+}
+var valid18 = _errs165 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data72.name !== undefined){
+const _errs167 = errors;
+if(typeof data72.name !== "string"){
+const err151 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/10/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+var valid18 = _errs167 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data72.settings !== undefined){
+let data76 = data72.settings;
+const _errs169 = errors;
+if(errors === _errs169){
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+}
+else {
+const err152 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/10/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+var valid18 = _errs169 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data72.version !== undefined){
+let data77 = data72.version;
+const _errs172 = errors;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err153 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+if(errors === _errs172){
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1 || isNaN(data77)){
+const err154 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+}
+var valid18 = _errs172 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data72.created_at !== undefined){
+let data78 = data72.created_at;
+const _errs174 = errors;
+if(errors === _errs174){
+if(errors === _errs174){
+if(typeof data78 === "string"){
+if(!(formats0.validate(data78))){
+const err155 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+}
+else {
+const err156 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+}
+}
+var valid18 = _errs174 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data72.updated_at !== undefined){
+let data79 = data72.updated_at;
+const _errs176 = errors;
+if(errors === _errs176){
+if(errors === _errs176){
+if(typeof data79 === "string"){
+if(!(formats0.validate(data79))){
+const err157 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+else {
+const err158 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+}
+}
+var valid18 = _errs176 === errors;
+}
+else {
+var valid18 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err159 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+}
+var valid17 = _errs160 === errors;
+}
+else {
+var valid17 = true;
+}
+if(valid17){
+if(data.cursor !== undefined){
+let data80 = data.cursor;
+const _errs178 = errors;
+if(errors === _errs178){
+if(typeof data80 === "string"){
+if(func2(data80) > 128){
+const err160 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+else {
+if(func2(data80) < 1){
+const err161 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+}
+}
+else {
+const err162 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+}
+var valid17 = _errs178 === errors;
 }
 else {
 var valid17 = true;
@@ -9217,382 +9835,8 @@ var valid17 = true;
 }
 }
 }
-}
-}
 else {
-const err141 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err141];
-}
-else {
-vErrors.push(err141);
-}
-errors++;
-}
-}
-var valid16 = _errs138 === errors;
-}
-else {
-var valid16 = true;
-}
-if(valid16){
-if(data.cursor !== undefined){
-let data69 = data.cursor;
-const _errs156 = errors;
-if(errors === _errs156){
-if(typeof data69 === "string"){
-if(func2(data69) > 128){
-const err142 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err142];
-}
-else {
-vErrors.push(err142);
-}
-errors++;
-}
-else {
-if(func2(data69) < 1){
-const err143 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err143];
-}
-else {
-vErrors.push(err143);
-}
-errors++;
-}
-}
-}
-else {
-const err144 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err144];
-}
-else {
-vErrors.push(err144);
-}
-errors++;
-}
-}
-var valid16 = _errs156 === errors;
-}
-else {
-var valid16 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err145 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err145];
-}
-else {
-vErrors.push(err145);
-}
-errors++;
-}
-}
-var _valid0 = _errs131 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs158 = errors;
-if(errors === _errs158){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing17;
-if((((data.type === undefined) && (missing17 = "type")) || ((data.channel === undefined) && (missing17 = "channel"))) || ((data.data === undefined) && (missing17 = "data"))){
-const err146 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
-if(vErrors === null){
-vErrors = [err146];
-}
-else {
-vErrors.push(err146);
-}
-errors++;
-}
-else {
-const _errs160 = errors;
-for(const key13 in data){
-if(!(((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data")) || (key13 === "cursor"))){
-const err147 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err147];
-}
-else {
-vErrors.push(err147);
-}
-errors++;
-break;
-}
-}
-if(_errs160 === errors){
-if(data.type !== undefined){
-const _errs161 = errors;
-if("event" !== data.type){
-const err148 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err148];
-}
-else {
-vErrors.push(err148);
-}
-errors++;
-}
-var valid18 = _errs161 === errors;
-}
-else {
-var valid18 = true;
-}
-if(valid18){
-if(data.channel !== undefined){
-const _errs162 = errors;
-if(typeof data.channel !== "string"){
-const err149 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err149];
-}
-else {
-vErrors.push(err149);
-}
-errors++;
-}
-var valid18 = _errs162 === errors;
-}
-else {
-var valid18 = true;
-}
-if(valid18){
-if(data.event_type !== undefined){
-const _errs164 = errors;
-if(typeof data.event_type !== "string"){
-const err150 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err150];
-}
-else {
-vErrors.push(err150);
-}
-errors++;
-}
-var valid18 = _errs164 === errors;
-}
-else {
-var valid18 = true;
-}
-if(valid18){
-if(data.cursor !== undefined){
-let data73 = data.cursor;
-const _errs166 = errors;
-if(errors === _errs166){
-if(typeof data73 === "string"){
-if(func2(data73) > 128){
-const err151 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err151];
-}
-else {
-vErrors.push(err151);
-}
-errors++;
-}
-else {
-if(func2(data73) < 1){
-const err152 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err152];
-}
-else {
-vErrors.push(err152);
-}
-errors++;
-}
-}
-}
-else {
-const err153 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err153];
-}
-else {
-vErrors.push(err153);
-}
-errors++;
-}
-}
-var valid18 = _errs166 === errors;
-}
-else {
-var valid18 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err154 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err154];
-}
-else {
-vErrors.push(err154);
-}
-errors++;
-}
-}
-var _valid0 = _errs158 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs168 = errors;
-if(errors === _errs168){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing18;
-if(((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))) || ((data.event_type === undefined) && (missing18 = "event_type"))){
-const err155 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
-if(vErrors === null){
-vErrors = [err155];
-}
-else {
-vErrors.push(err155);
-}
-errors++;
-}
-else {
-const _errs170 = errors;
-for(const key14 in data){
-if(!((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data"))){
-const err156 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err156];
-}
-else {
-vErrors.push(err156);
-}
-errors++;
-break;
-}
-}
-if(_errs170 === errors){
-if(data.type !== undefined){
-const _errs171 = errors;
-if("event" !== data.type){
-const err157 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err157];
-}
-else {
-vErrors.push(err157);
-}
-errors++;
-}
-var valid19 = _errs171 === errors;
-}
-else {
-var valid19 = true;
-}
-if(valid19){
-if(data.channel !== undefined){
-const _errs172 = errors;
-if(typeof data.channel !== "string"){
-const err158 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err158];
-}
-else {
-vErrors.push(err158);
-}
-errors++;
-}
-var valid19 = _errs172 === errors;
-}
-else {
-var valid19 = true;
-}
-if(valid19){
-if(data.event_type !== undefined){
-const _errs174 = errors;
-if("bootstrap" !== data.event_type){
-const err159 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err159];
-}
-else {
-vErrors.push(err159);
-}
-errors++;
-}
-var valid19 = _errs174 === errors;
-}
-else {
-var valid19 = true;
-}
-if(valid19){
-if(data.data !== undefined){
-let data77 = data.data;
-const _errs175 = errors;
-if(errors === _errs175){
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-let missing19;
-if((data77.connections === undefined) && (missing19 = "connections")){
-const err160 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
-if(vErrors === null){
-vErrors = [err160];
-}
-else {
-vErrors.push(err160);
-}
-errors++;
-}
-else {
-if(data77.connections !== undefined){
-let data78 = data77.connections;
-const _errs177 = errors;
-if(errors === _errs177){
-if(Array.isArray(data78)){
-var valid21 = true;
-const len0 = data78.length;
-for(let i0=0; i0<len0; i0++){
-let data79 = data78[i0];
-const _errs179 = errors;
-if(errors === _errs179){
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-let missing20;
-if((data79.session_id === undefined) && (missing20 = "session_id")){
-const err161 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
-if(vErrors === null){
-vErrors = [err161];
-}
-else {
-vErrors.push(err161);
-}
-errors++;
-}
-else {
-if(data79.session_id !== undefined){
-let data80 = data79.session_id;
-const _errs181 = errors;
-if(errors === _errs181){
-if(errors === _errs181){
-if(typeof data80 === "string"){
-if(!(formats2.test(data80))){
-const err162 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err162];
-}
-else {
-vErrors.push(err162);
-}
-errors++;
-}
-}
-else {
-const err163 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err163 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -9602,18 +9846,15 @@ vErrors.push(err163);
 errors++;
 }
 }
-}
-var valid22 = _errs181 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data79.user_id !== undefined){
-let data81 = data79.user_id;
-const _errs183 = errors;
-if((typeof data81 !== "string") && (data81 !== null)){
-const err164 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
+var _valid0 = _errs153 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs180 = errors;
+if(errors === _errs180){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing18;
+if((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))){
+const err164 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -9622,17 +9863,11 @@ vErrors.push(err164);
 }
 errors++;
 }
-var valid22 = _errs183 === errors;
-}
 else {
-var valid22 = true;
-}
-if(valid22){
-if(data79.account_id !== undefined){
-let data82 = data79.account_id;
-const _errs185 = errors;
-if((typeof data82 !== "string") && (data82 !== null)){
-const err165 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
+const _errs182 = errors;
+for(const key13 in data){
+if(!(((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data")) || (key13 === "cursor"))){
+const err165 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -9640,18 +9875,14 @@ else {
 vErrors.push(err165);
 }
 errors++;
+break;
 }
-var valid22 = _errs185 === errors;
 }
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data79.display_name !== undefined){
-let data83 = data79.display_name;
-const _errs187 = errors;
-if((typeof data83 !== "string") && (data83 !== null)){
-const err166 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
+if(_errs182 === errors){
+if(data.type !== undefined){
+const _errs183 = errors;
+if("event" !== data.type){
+const err166 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -9660,17 +9891,16 @@ vErrors.push(err166);
 }
 errors++;
 }
-var valid22 = _errs187 === errors;
+var valid19 = _errs183 === errors;
 }
 else {
-var valid22 = true;
+var valid19 = true;
 }
-if(valid22){
-if(data79.avatar_url !== undefined){
-let data84 = data79.avatar_url;
-const _errs189 = errors;
-if((typeof data84 !== "string") && (data84 !== null)){
-const err167 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(valid19){
+if(data.channel !== undefined){
+const _errs184 = errors;
+if(typeof data.channel !== "string"){
+const err167 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -9679,19 +9909,16 @@ vErrors.push(err167);
 }
 errors++;
 }
-var valid22 = _errs189 === errors;
+var valid19 = _errs184 === errors;
 }
 else {
-var valid22 = true;
+var valid19 = true;
 }
-}
-}
-}
-}
-}
-}
-else {
-const err168 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid19){
+if(data.event_type !== undefined){
+const _errs186 = errors;
+if(typeof data.event_type !== "string"){
+const err168 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -9700,15 +9927,19 @@ vErrors.push(err168);
 }
 errors++;
 }
-}
-var valid21 = _errs179 === errors;
-if(!valid21){
-break;
-}
-}
+var valid19 = _errs186 === errors;
 }
 else {
-const err169 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/12/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var valid19 = true;
+}
+if(valid19){
+if(data.cursor !== undefined){
+let data84 = data.cursor;
+const _errs188 = errors;
+if(errors === _errs188){
+if(typeof data84 === "string"){
+if(func2(data84) > 128){
+const err169 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -9717,12 +9948,9 @@ vErrors.push(err169);
 }
 errors++;
 }
-}
-}
-}
-}
 else {
-const err170 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data84) < 1){
+const err170 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -9732,7 +9960,19 @@ vErrors.push(err170);
 errors++;
 }
 }
-var valid19 = _errs175 === errors;
+}
+else {
+const err171 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+var valid19 = _errs188 === errors;
 }
 else {
 var valid19 = true;
@@ -9744,25 +9984,7 @@ var valid19 = true;
 }
 }
 else {
-const err171 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err171];
-}
-else {
-vErrors.push(err171);
-}
-errors++;
-}
-}
-var _valid0 = _errs168 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs191 = errors;
-if(errors === _errs191){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing21;
-if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
-const err172 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
+const err172 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -9771,11 +9993,16 @@ vErrors.push(err172);
 }
 errors++;
 }
-else {
-const _errs193 = errors;
-for(const key15 in data){
-if(!((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data"))){
-const err173 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs180 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs190 = errors;
+if(errors === _errs190){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing19;
+if(((((data.type === undefined) && (missing19 = "type")) || ((data.channel === undefined) && (missing19 = "channel"))) || ((data.data === undefined) && (missing19 = "data"))) || ((data.event_type === undefined) && (missing19 = "event_type"))){
+const err173 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -9783,14 +10010,12 @@ else {
 vErrors.push(err173);
 }
 errors++;
-break;
 }
-}
-if(_errs193 === errors){
-if(data.type !== undefined){
-const _errs194 = errors;
-if("event" !== data.type){
-const err174 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const _errs192 = errors;
+for(const key14 in data){
+if(!((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data"))){
+const err174 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -9798,17 +10023,14 @@ else {
 vErrors.push(err174);
 }
 errors++;
+break;
 }
-var valid23 = _errs194 === errors;
 }
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data.channel !== undefined){
-const _errs195 = errors;
-if(typeof data.channel !== "string"){
-const err175 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs192 === errors){
+if(data.type !== undefined){
+const _errs193 = errors;
+if("event" !== data.type){
+const err175 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -9817,16 +10039,16 @@ vErrors.push(err175);
 }
 errors++;
 }
-var valid23 = _errs195 === errors;
+var valid20 = _errs193 === errors;
 }
 else {
-var valid23 = true;
+var valid20 = true;
 }
-if(valid23){
-if(data.event_type !== undefined){
-const _errs197 = errors;
-if("presence:join" !== data.event_type){
-const err176 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+if(valid20){
+if(data.channel !== undefined){
+const _errs194 = errors;
+if(typeof data.channel !== "string"){
+const err176 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -9835,20 +10057,16 @@ vErrors.push(err176);
 }
 errors++;
 }
-var valid23 = _errs197 === errors;
+var valid20 = _errs194 === errors;
 }
 else {
-var valid23 = true;
+var valid20 = true;
 }
-if(valid23){
-if(data.data !== undefined){
-let data88 = data.data;
-const _errs198 = errors;
-if(errors === _errs198){
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
-let missing22;
-if((data88.session_id === undefined) && (missing22 = "session_id")){
-const err177 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+if(valid20){
+if(data.event_type !== undefined){
+const _errs196 = errors;
+if("bootstrap" !== data.event_type){
+const err177 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -9857,15 +10075,20 @@ vErrors.push(err177);
 }
 errors++;
 }
+var valid20 = _errs196 === errors;
+}
 else {
-if(data88.session_id !== undefined){
-let data89 = data88.session_id;
-const _errs200 = errors;
-if(errors === _errs200){
-if(errors === _errs200){
-if(typeof data89 === "string"){
-if(!(formats2.test(data89))){
-const err178 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid20 = true;
+}
+if(valid20){
+if(data.data !== undefined){
+let data88 = data.data;
+const _errs197 = errors;
+if(errors === _errs197){
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+let missing20;
+if((data88.connections === undefined) && (missing20 = "connections")){
+const err178 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -9874,9 +10097,22 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
 else {
-const err179 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data88.connections !== undefined){
+let data89 = data88.connections;
+const _errs199 = errors;
+if(errors === _errs199){
+if(Array.isArray(data89)){
+var valid22 = true;
+const len0 = data89.length;
+for(let i0=0; i0<len0; i0++){
+let data90 = data89[i0];
+const _errs201 = errors;
+if(errors === _errs201){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+let missing21;
+if((data90.session_id === undefined) && (missing21 = "session_id")){
+const err179 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -9885,19 +10121,15 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-}
-var valid24 = _errs200 === errors;
-}
 else {
-var valid24 = true;
-}
-if(valid24){
-if(data88.user_id !== undefined){
-let data90 = data88.user_id;
-const _errs202 = errors;
-if((typeof data90 !== "string") && (data90 !== null)){
-const err180 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/13/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.user_id.type},message:"must be string,null"};
+if(data90.session_id !== undefined){
+let data91 = data90.session_id;
+const _errs203 = errors;
+if(errors === _errs203){
+if(errors === _errs203){
+if(typeof data91 === "string"){
+if(!(formats2.test(data91))){
+const err180 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -9906,17 +10138,9 @@ vErrors.push(err180);
 }
 errors++;
 }
-var valid24 = _errs202 === errors;
 }
 else {
-var valid24 = true;
-}
-if(valid24){
-if(data88.account_id !== undefined){
-let data91 = data88.account_id;
-const _errs204 = errors;
-if((typeof data91 !== "string") && (data91 !== null)){
-const err181 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.account_id.type},message:"must be string,null"};
+const err181 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -9925,17 +10149,19 @@ vErrors.push(err181);
 }
 errors++;
 }
-var valid24 = _errs204 === errors;
+}
+}
+var valid23 = _errs203 === errors;
 }
 else {
-var valid24 = true;
+var valid23 = true;
 }
-if(valid24){
-if(data88.display_name !== undefined){
-let data92 = data88.display_name;
-const _errs206 = errors;
+if(valid23){
+if(data90.user_id !== undefined){
+let data92 = data90.user_id;
+const _errs205 = errors;
 if((typeof data92 !== "string") && (data92 !== null)){
-const err182 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/13/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.display_name.type},message:"must be string,null"};
+const err182 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -9944,17 +10170,17 @@ vErrors.push(err182);
 }
 errors++;
 }
-var valid24 = _errs206 === errors;
+var valid23 = _errs205 === errors;
 }
 else {
-var valid24 = true;
+var valid23 = true;
 }
-if(valid24){
-if(data88.avatar_url !== undefined){
-let data93 = data88.avatar_url;
-const _errs208 = errors;
+if(valid23){
+if(data90.account_id !== undefined){
+let data93 = data90.account_id;
+const _errs207 = errors;
 if((typeof data93 !== "string") && (data93 !== null)){
-const err183 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.avatar_url.type},message:"must be string,null"};
+const err183 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -9963,19 +10189,17 @@ vErrors.push(err183);
 }
 errors++;
 }
-var valid24 = _errs208 === errors;
+var valid23 = _errs207 === errors;
 }
 else {
-var valid24 = true;
+var valid23 = true;
 }
-}
-}
-}
-}
-}
-}
-else {
-const err184 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid23){
+if(data90.display_name !== undefined){
+let data94 = data90.display_name;
+const _errs209 = errors;
+if((typeof data94 !== "string") && (data94 !== null)){
+const err184 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -9984,8 +10208,26 @@ vErrors.push(err184);
 }
 errors++;
 }
+var valid23 = _errs209 === errors;
 }
-var valid23 = _errs198 === errors;
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data90.avatar_url !== undefined){
+let data95 = data90.avatar_url;
+const _errs211 = errors;
+if((typeof data95 !== "string") && (data95 !== null)){
+const err185 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+var valid23 = _errs211 === errors;
 }
 else {
 var valid23 = true;
@@ -9997,25 +10239,7 @@ var valid23 = true;
 }
 }
 else {
-const err185 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err185];
-}
-else {
-vErrors.push(err185);
-}
-errors++;
-}
-}
-var _valid0 = _errs191 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs210 = errors;
-if(errors === _errs210){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing23;
-if(((((data.type === undefined) && (missing23 = "type")) || ((data.channel === undefined) && (missing23 = "channel"))) || ((data.data === undefined) && (missing23 = "data"))) || ((data.event_type === undefined) && (missing23 = "event_type"))){
-const err186 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
+const err186 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -10024,11 +10248,15 @@ vErrors.push(err186);
 }
 errors++;
 }
+}
+var valid22 = _errs201 === errors;
+if(!valid22){
+break;
+}
+}
+}
 else {
-const _errs212 = errors;
-for(const key16 in data){
-if(!((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data"))){
-const err187 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+const err187 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/12/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -10036,14 +10264,13 @@ else {
 vErrors.push(err187);
 }
 errors++;
-break;
 }
 }
-if(_errs212 === errors){
-if(data.type !== undefined){
-const _errs213 = errors;
-if("event" !== data.type){
-const err188 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+}
+}
+else {
+const err188 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -10052,16 +10279,20 @@ vErrors.push(err188);
 }
 errors++;
 }
-var valid25 = _errs213 === errors;
+}
+var valid20 = _errs197 === errors;
 }
 else {
-var valid25 = true;
+var valid20 = true;
 }
-if(valid25){
-if(data.channel !== undefined){
-const _errs214 = errors;
-if(typeof data.channel !== "string"){
-const err189 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+else {
+const err189 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -10070,16 +10301,16 @@ vErrors.push(err189);
 }
 errors++;
 }
-var valid25 = _errs214 === errors;
 }
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data.event_type !== undefined){
-const _errs216 = errors;
-if("presence:leave" !== data.event_type){
-const err190 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
+var _valid0 = _errs190 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs213 = errors;
+if(errors === _errs213){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing22;
+if(((((data.type === undefined) && (missing22 = "type")) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.data === undefined) && (missing22 = "data"))) || ((data.event_type === undefined) && (missing22 = "event_type"))){
+const err190 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -10088,20 +10319,11 @@ vErrors.push(err190);
 }
 errors++;
 }
-var valid25 = _errs216 === errors;
-}
 else {
-var valid25 = true;
-}
-if(valid25){
-if(data.data !== undefined){
-let data97 = data.data;
-const _errs217 = errors;
-if(errors === _errs217){
-if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
-let missing24;
-if((data97.session_id === undefined) && (missing24 = "session_id")){
-const err191 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
+const _errs215 = errors;
+for(const key15 in data){
+if(!((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data"))){
+const err191 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -10109,16 +10331,14 @@ else {
 vErrors.push(err191);
 }
 errors++;
+break;
 }
-else {
-if(data97.session_id !== undefined){
-let data98 = data97.session_id;
-const _errs219 = errors;
-if(errors === _errs219){
-if(errors === _errs219){
-if(typeof data98 === "string"){
-if(!(formats2.test(data98))){
-const err192 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+}
+if(_errs215 === errors){
+if(data.type !== undefined){
+const _errs216 = errors;
+if("event" !== data.type){
+const err192 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -10127,9 +10347,16 @@ vErrors.push(err192);
 }
 errors++;
 }
+var valid24 = _errs216 === errors;
 }
 else {
-const err193 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid24 = true;
+}
+if(valid24){
+if(data.channel !== undefined){
+const _errs217 = errors;
+if(typeof data.channel !== "string"){
+const err193 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -10138,19 +10365,16 @@ vErrors.push(err193);
 }
 errors++;
 }
-}
-}
-var valid26 = _errs219 === errors;
+var valid24 = _errs217 === errors;
 }
 else {
-var valid26 = true;
+var valid24 = true;
 }
-if(valid26){
-if(data97.user_id !== undefined){
-let data99 = data97.user_id;
-const _errs221 = errors;
-if((typeof data99 !== "string") && (data99 !== null)){
-const err194 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/14/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.user_id.type},message:"must be string,null"};
+if(valid24){
+if(data.event_type !== undefined){
+const _errs219 = errors;
+if("presence:join" !== data.event_type){
+const err194 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -10159,17 +10383,20 @@ vErrors.push(err194);
 }
 errors++;
 }
-var valid26 = _errs221 === errors;
+var valid24 = _errs219 === errors;
 }
 else {
-var valid26 = true;
+var valid24 = true;
 }
-if(valid26){
-if(data97.account_id !== undefined){
-let data100 = data97.account_id;
-const _errs223 = errors;
-if((typeof data100 !== "string") && (data100 !== null)){
-const err195 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.account_id.type},message:"must be string,null"};
+if(valid24){
+if(data.data !== undefined){
+let data99 = data.data;
+const _errs220 = errors;
+if(errors === _errs220){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+let missing23;
+if((data99.session_id === undefined) && (missing23 = "session_id")){
+const err195 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -10178,17 +10405,15 @@ vErrors.push(err195);
 }
 errors++;
 }
-var valid26 = _errs223 === errors;
-}
 else {
-var valid26 = true;
-}
-if(valid26){
-if(data97.display_name !== undefined){
-let data101 = data97.display_name;
-const _errs225 = errors;
-if((typeof data101 !== "string") && (data101 !== null)){
-const err196 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/14/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.display_name.type},message:"must be string,null"};
+if(data99.session_id !== undefined){
+let data100 = data99.session_id;
+const _errs222 = errors;
+if(errors === _errs222){
+if(errors === _errs222){
+if(typeof data100 === "string"){
+if(!(formats2.test(data100))){
+const err196 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -10197,17 +10422,9 @@ vErrors.push(err196);
 }
 errors++;
 }
-var valid26 = _errs225 === errors;
 }
 else {
-var valid26 = true;
-}
-if(valid26){
-if(data97.avatar_url !== undefined){
-let data102 = data97.avatar_url;
-const _errs227 = errors;
-if((typeof data102 !== "string") && (data102 !== null)){
-const err197 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.avatar_url.type},message:"must be string,null"};
+const err197 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -10216,19 +10433,19 @@ vErrors.push(err197);
 }
 errors++;
 }
-var valid26 = _errs227 === errors;
+}
+}
+var valid25 = _errs222 === errors;
 }
 else {
-var valid26 = true;
+var valid25 = true;
 }
-}
-}
-}
-}
-}
-}
-else {
-const err198 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid25){
+if(data99.user_id !== undefined){
+let data101 = data99.user_id;
+const _errs224 = errors;
+if((typeof data101 !== "string") && (data101 !== null)){
+const err198 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/13/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -10237,8 +10454,64 @@ vErrors.push(err198);
 }
 errors++;
 }
+var valid25 = _errs224 === errors;
 }
-var valid25 = _errs217 === errors;
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data99.account_id !== undefined){
+let data102 = data99.account_id;
+const _errs226 = errors;
+if((typeof data102 !== "string") && (data102 !== null)){
+const err199 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+var valid25 = _errs226 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data99.display_name !== undefined){
+let data103 = data99.display_name;
+const _errs228 = errors;
+if((typeof data103 !== "string") && (data103 !== null)){
+const err200 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/13/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+var valid25 = _errs228 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data99.avatar_url !== undefined){
+let data104 = data99.avatar_url;
+const _errs230 = errors;
+if((typeof data104 !== "string") && (data104 !== null)){
+const err201 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+var valid25 = _errs230 === errors;
 }
 else {
 var valid25 = true;
@@ -10250,53 +10523,7 @@ var valid25 = true;
 }
 }
 else {
-const err199 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err199];
-}
-else {
-vErrors.push(err199);
-}
-errors++;
-}
-}
-var _valid0 = _errs210 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs229 = errors;
-if(errors === _errs229){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing25;
-if(((((data.type === undefined) && (missing25 = "type")) || ((data.channel === undefined) && (missing25 = "channel"))) || ((data.data === undefined) && (missing25 = "data"))) || ((data.event_type === undefined) && (missing25 = "event_type"))){
-const err200 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
-if(vErrors === null){
-vErrors = [err200];
-}
-else {
-vErrors.push(err200);
-}
-errors++;
-}
-else {
-const _errs231 = errors;
-for(const key17 in data){
-if(!((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data"))){
-const err201 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err201];
-}
-else {
-vErrors.push(err201);
-}
-errors++;
-break;
-}
-}
-if(_errs231 === errors){
-if(data.type !== undefined){
-const _errs232 = errors;
-if("event" !== data.type){
-const err202 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err202 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -10305,16 +10532,20 @@ vErrors.push(err202);
 }
 errors++;
 }
-var valid27 = _errs232 === errors;
+}
+var valid24 = _errs220 === errors;
 }
 else {
-var valid27 = true;
+var valid24 = true;
 }
-if(valid27){
-if(data.channel !== undefined){
-const _errs233 = errors;
-if(typeof data.channel !== "string"){
-const err203 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+else {
+const err203 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -10323,16 +10554,16 @@ vErrors.push(err203);
 }
 errors++;
 }
-var valid27 = _errs233 === errors;
 }
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data.event_type !== undefined){
-const _errs235 = errors;
-if("bootstrap" !== data.event_type){
-const err204 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+var _valid0 = _errs213 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs232 = errors;
+if(errors === _errs232){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing24;
+if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
+const err204 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -10341,17 +10572,11 @@ vErrors.push(err204);
 }
 errors++;
 }
-var valid27 = _errs235 === errors;
-}
 else {
-var valid27 = true;
-}
-if(valid27){
-if(data.data !== undefined){
-let data106 = data.data;
-const _errs236 = errors;
-if(!(data106 && typeof data106 == "object" && !Array.isArray(data106))){
-const err205 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs234 = errors;
+for(const key16 in data){
+if(!((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data"))){
+const err205 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -10359,20 +10584,14 @@ else {
 vErrors.push(err205);
 }
 errors++;
-}
-var valid27 = _errs236 === errors;
-}
-else {
-var valid27 = true;
+break;
 }
 }
-}
-}
-}
-}
-}
-else {
-const err206 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs234 === errors){
+if(data.type !== undefined){
+const _errs235 = errors;
+if("event" !== data.type){
+const err206 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -10381,16 +10600,16 @@ vErrors.push(err206);
 }
 errors++;
 }
+var valid26 = _errs235 === errors;
 }
-var _valid0 = _errs229 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs238 = errors;
-if(errors === _errs238){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing26;
-if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
-const err207 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data.channel !== undefined){
+const _errs236 = errors;
+if(typeof data.channel !== "string"){
+const err207 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -10399,11 +10618,16 @@ vErrors.push(err207);
 }
 errors++;
 }
+var valid26 = _errs236 === errors;
+}
 else {
-const _errs240 = errors;
-for(const key18 in data){
-if(!(((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data")) || (key18 === "cursor"))){
-const err208 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+var valid26 = true;
+}
+if(valid26){
+if(data.event_type !== undefined){
+const _errs238 = errors;
+if("presence:leave" !== data.event_type){
+const err208 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -10411,14 +10635,21 @@ else {
 vErrors.push(err208);
 }
 errors++;
-break;
 }
+var valid26 = _errs238 === errors;
 }
-if(_errs240 === errors){
-if(data.type !== undefined){
-const _errs241 = errors;
-if("event" !== data.type){
-const err209 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data.data !== undefined){
+let data108 = data.data;
+const _errs239 = errors;
+if(errors === _errs239){
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+let missing25;
+if((data108.session_id === undefined) && (missing25 = "session_id")){
+const err209 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -10427,16 +10658,15 @@ vErrors.push(err209);
 }
 errors++;
 }
-var valid28 = _errs241 === errors;
-}
 else {
-var valid28 = true;
-}
-if(valid28){
-if(data.channel !== undefined){
-const _errs242 = errors;
-if(typeof data.channel !== "string"){
-const err210 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data108.session_id !== undefined){
+let data109 = data108.session_id;
+const _errs241 = errors;
+if(errors === _errs241){
+if(errors === _errs241){
+if(typeof data109 === "string"){
+if(!(formats2.test(data109))){
+const err210 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -10445,16 +10675,9 @@ vErrors.push(err210);
 }
 errors++;
 }
-var valid28 = _errs242 === errors;
 }
 else {
-var valid28 = true;
-}
-if(valid28){
-if(data.event_type !== undefined){
-const _errs244 = errors;
-if("public-stats:update" !== data.event_type){
-const err211 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
+const err211 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -10463,17 +10686,19 @@ vErrors.push(err211);
 }
 errors++;
 }
-var valid28 = _errs244 === errors;
+}
+}
+var valid27 = _errs241 === errors;
 }
 else {
-var valid28 = true;
+var valid27 = true;
 }
-if(valid28){
-if(data.data !== undefined){
-let data110 = data.data;
-const _errs245 = errors;
-if(!(data110 && typeof data110 == "object" && !Array.isArray(data110))){
-const err212 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid27){
+if(data108.user_id !== undefined){
+let data110 = data108.user_id;
+const _errs243 = errors;
+if((typeof data110 !== "string") && (data110 !== null)){
+const err212 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/14/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -10482,19 +10707,17 @@ vErrors.push(err212);
 }
 errors++;
 }
-var valid28 = _errs245 === errors;
+var valid27 = _errs243 === errors;
 }
 else {
-var valid28 = true;
+var valid27 = true;
 }
-if(valid28){
-if(data.cursor !== undefined){
-let data111 = data.cursor;
-const _errs247 = errors;
-if(errors === _errs247){
-if(typeof data111 === "string"){
-if(func2(data111) > 128){
-const err213 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid27){
+if(data108.account_id !== undefined){
+let data111 = data108.account_id;
+const _errs245 = errors;
+if((typeof data111 !== "string") && (data111 !== null)){
+const err213 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -10503,9 +10726,17 @@ vErrors.push(err213);
 }
 errors++;
 }
+var valid27 = _errs245 === errors;
+}
 else {
-if(func2(data111) < 1){
-const err214 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid27 = true;
+}
+if(valid27){
+if(data108.display_name !== undefined){
+let data112 = data108.display_name;
+const _errs247 = errors;
+if((typeof data112 !== "string") && (data112 !== null)){
+const err214 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/14/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -10514,10 +10745,17 @@ vErrors.push(err214);
 }
 errors++;
 }
-}
+var valid27 = _errs247 === errors;
 }
 else {
-const err215 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid27 = true;
+}
+if(valid27){
+if(data108.avatar_url !== undefined){
+let data113 = data108.avatar_url;
+const _errs249 = errors;
+if((typeof data113 !== "string") && (data113 !== null)){
+const err215 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -10526,12 +10764,10 @@ vErrors.push(err215);
 }
 errors++;
 }
-}
-var valid28 = _errs247 === errors;
+var valid27 = _errs249 === errors;
 }
 else {
-var valid28 = true;
-}
+var valid27 = true;
 }
 }
 }
@@ -10540,7 +10776,7 @@ var valid28 = true;
 }
 }
 else {
-const err216 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err216 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -10550,15 +10786,19 @@ vErrors.push(err216);
 errors++;
 }
 }
-var _valid0 = _errs238 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs249 = errors;
-if(errors === _errs249){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing27;
-if(((((data.type === undefined) && (missing27 = "type")) || ((data.channel === undefined) && (missing27 = "channel"))) || ((data.data === undefined) && (missing27 = "data"))) || ((data.event_type === undefined) && (missing27 = "event_type"))){
-const err217 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
+var valid26 = _errs239 === errors;
+}
+else {
+var valid26 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err217 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -10567,11 +10807,16 @@ vErrors.push(err217);
 }
 errors++;
 }
-else {
+}
+var _valid0 = _errs232 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
 const _errs251 = errors;
-for(const key19 in data){
-if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
-const err218 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(errors === _errs251){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing26;
+if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
+const err218 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -10579,14 +10824,12 @@ else {
 vErrors.push(err218);
 }
 errors++;
-break;
 }
-}
-if(_errs251 === errors){
-if(data.type !== undefined){
-const _errs252 = errors;
-if("event" !== data.type){
-const err219 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const _errs253 = errors;
+for(const key17 in data){
+if(!((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data"))){
+const err219 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -10594,17 +10837,14 @@ else {
 vErrors.push(err219);
 }
 errors++;
+break;
 }
-var valid29 = _errs252 === errors;
 }
-else {
-var valid29 = true;
-}
-if(valid29){
-if(data.channel !== undefined){
-const _errs253 = errors;
-if(typeof data.channel !== "string"){
-const err220 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs253 === errors){
+if(data.type !== undefined){
+const _errs254 = errors;
+if("event" !== data.type){
+const err220 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -10613,16 +10853,16 @@ vErrors.push(err220);
 }
 errors++;
 }
-var valid29 = _errs253 === errors;
+var valid28 = _errs254 === errors;
 }
 else {
-var valid29 = true;
+var valid28 = true;
 }
-if(valid29){
-if(data.event_type !== undefined){
+if(valid28){
+if(data.channel !== undefined){
 const _errs255 = errors;
-if("sound:play" !== data.event_type){
-const err221 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
+if(typeof data.channel !== "string"){
+const err221 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -10631,20 +10871,16 @@ vErrors.push(err221);
 }
 errors++;
 }
-var valid29 = _errs255 === errors;
+var valid28 = _errs255 === errors;
 }
 else {
-var valid29 = true;
+var valid28 = true;
 }
-if(valid29){
-if(data.data !== undefined){
-let data115 = data.data;
-const _errs256 = errors;
-if(errors === _errs256){
-if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
-let missing28;
-if(((((data115.sound_id === undefined) && (missing28 = "sound_id")) || ((data115.name === undefined) && (missing28 = "name"))) || ((data115.volume === undefined) && (missing28 = "volume"))) || ((data115.stream_url === undefined) && (missing28 = "stream_url"))){
-const err222 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
+if(valid28){
+if(data.event_type !== undefined){
+const _errs257 = errors;
+if("bootstrap" !== data.event_type){
+const err222 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -10653,15 +10889,17 @@ vErrors.push(err222);
 }
 errors++;
 }
+var valid28 = _errs257 === errors;
+}
 else {
-if(data115.sound_id !== undefined){
-let data116 = data115.sound_id;
+var valid28 = true;
+}
+if(valid28){
+if(data.data !== undefined){
+let data117 = data.data;
 const _errs258 = errors;
-if(errors === _errs258){
-if(errors === _errs258){
-if(typeof data116 === "string"){
-if(!(formats2.test(data116))){
-const err223 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!(data117 && typeof data117 == "object" && !Array.isArray(data117))){
+const err223 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -10670,9 +10908,19 @@ vErrors.push(err223);
 }
 errors++;
 }
+var valid28 = _errs258 === errors;
 }
 else {
-const err224 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid28 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err224 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -10682,17 +10930,15 @@ vErrors.push(err224);
 errors++;
 }
 }
-}
-var valid30 = _errs258 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data115.name !== undefined){
+var _valid0 = _errs251 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
 const _errs260 = errors;
-if(typeof data115.name !== "string"){
-const err225 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/17/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs260){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing27;
+if(((((data.type === undefined) && (missing27 = "type")) || ((data.channel === undefined) && (missing27 = "channel"))) || ((data.data === undefined) && (missing27 = "data"))) || ((data.event_type === undefined) && (missing27 = "event_type"))){
+const err225 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -10701,16 +10947,11 @@ vErrors.push(err225);
 }
 errors++;
 }
-var valid30 = _errs260 === errors;
-}
 else {
-var valid30 = true;
-}
-if(valid30){
-if(data115.content_type !== undefined){
 const _errs262 = errors;
-if(typeof data115.content_type !== "string"){
-const err226 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/17/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key18 in data){
+if(!(((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data")) || (key18 === "cursor"))){
+const err226 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -10718,18 +10959,14 @@ else {
 vErrors.push(err226);
 }
 errors++;
+break;
 }
-var valid30 = _errs262 === errors;
 }
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data115.duration_ms !== undefined){
-let data119 = data115.duration_ms;
-const _errs264 = errors;
-if((!(((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119))) && (isFinite(data119)))) && (data119 !== null)){
-const err227 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/17/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema47.anyOf[17].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+if(_errs262 === errors){
+if(data.type !== undefined){
+const _errs263 = errors;
+if("event" !== data.type){
+const err227 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -10738,19 +10975,16 @@ vErrors.push(err227);
 }
 errors++;
 }
-var valid30 = _errs264 === errors;
+var valid29 = _errs263 === errors;
 }
 else {
-var valid30 = true;
+var valid29 = true;
 }
-if(valid30){
-if(data115.volume !== undefined){
-let data120 = data115.volume;
-const _errs266 = errors;
-if(errors === _errs266){
-if((typeof data120 == "number") && (isFinite(data120))){
-if(data120 > 1 || isNaN(data120)){
-const err228 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(valid29){
+if(data.channel !== undefined){
+const _errs264 = errors;
+if(typeof data.channel !== "string"){
+const err228 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -10759,9 +10993,16 @@ vErrors.push(err228);
 }
 errors++;
 }
+var valid29 = _errs264 === errors;
+}
 else {
-if(data120 < 0 || isNaN(data120)){
-const err229 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var valid29 = true;
+}
+if(valid29){
+if(data.event_type !== undefined){
+const _errs266 = errors;
+if("public-stats:update" !== data.event_type){
+const err229 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -10770,10 +11011,17 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
+var valid29 = _errs266 === errors;
 }
 else {
-const err230 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+var valid29 = true;
+}
+if(valid29){
+if(data.data !== undefined){
+let data121 = data.data;
+const _errs267 = errors;
+if(!(data121 && typeof data121 == "object" && !Array.isArray(data121))){
+const err230 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -10782,21 +11030,19 @@ vErrors.push(err230);
 }
 errors++;
 }
-}
-var valid30 = _errs266 === errors;
+var valid29 = _errs267 === errors;
 }
 else {
-var valid30 = true;
+var valid29 = true;
 }
-if(valid30){
-if(data115.target !== undefined){
-let data121 = data115.target;
-const _errs268 = errors;
+if(valid29){
+if(data.cursor !== undefined){
+let data122 = data.cursor;
 const _errs269 = errors;
-let valid31 = false;
-const _errs270 = errors;
-if(data121 !== null){
-const err231 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(errors === _errs269){
+if(typeof data122 === "string"){
+if(func2(data122) > 128){
+const err231 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -10805,15 +11051,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-var _valid1 = _errs270 === errors;
-valid31 = valid31 || _valid1;
-if(!valid31){
-const _errs272 = errors;
-if(errors === _errs272){
-if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
-let missing29;
-if(((data121.type === undefined) && (missing29 = "type")) || ((data121.id === undefined) && (missing29 = "id"))){
-const err232 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+else {
+if(func2(data122) < 1){
+const err232 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -10822,12 +11062,10 @@ vErrors.push(err232);
 }
 errors++;
 }
+}
+}
 else {
-if(data121.type !== undefined){
-let data122 = data121.type;
-const _errs274 = errors;
-if(!((data122 === "overlay") || (data122 === "widget"))){
-const err233 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[17].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err233 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -10836,16 +11074,21 @@ vErrors.push(err233);
 }
 errors++;
 }
-var valid32 = _errs274 === errors;
+}
+var valid29 = _errs269 === errors;
 }
 else {
-var valid32 = true;
+var valid29 = true;
 }
-if(valid32){
-if(data121.id !== undefined){
-const _errs275 = errors;
-if(typeof data121.id !== "string"){
-const err234 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err234 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -10854,16 +11097,16 @@ vErrors.push(err234);
 }
 errors++;
 }
-var valid32 = _errs275 === errors;
 }
-else {
-var valid32 = true;
-}
-}
-}
-}
-else {
-const err235 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs260 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs271 = errors;
+if(errors === _errs271){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing28;
+if(((((data.type === undefined) && (missing28 = "type")) || ((data.channel === undefined) && (missing28 = "channel"))) || ((data.data === undefined) && (missing28 = "data"))) || ((data.event_type === undefined) && (missing28 = "event_type"))){
+const err235 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -10872,12 +11115,11 @@ vErrors.push(err235);
 }
 errors++;
 }
-}
-var _valid1 = _errs272 === errors;
-valid31 = valid31 || _valid1;
-}
-if(!valid31){
-const err236 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const _errs273 = errors;
+for(const key19 in data){
+if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
+const err236 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -10885,28 +11127,14 @@ else {
 vErrors.push(err236);
 }
 errors++;
-}
-else {
-errors = _errs269;
-if(vErrors !== null){
-if(_errs269){
-vErrors.length = _errs269;
-}
-else {
-vErrors = null;
+break;
 }
 }
-}
-var valid30 = _errs268 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data115.stream_url !== undefined){
-const _errs277 = errors;
-if(typeof data115.stream_url !== "string"){
-const err237 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/17/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs273 === errors){
+if(data.type !== undefined){
+const _errs274 = errors;
+if("event" !== data.type){
+const err237 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -10915,21 +11143,16 @@ vErrors.push(err237);
 }
 errors++;
 }
-var valid30 = _errs277 === errors;
+var valid30 = _errs274 === errors;
 }
 else {
 var valid30 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err238 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid30){
+if(data.channel !== undefined){
+const _errs275 = errors;
+if(typeof data.channel !== "string"){
+const err238 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -10938,20 +11161,16 @@ vErrors.push(err238);
 }
 errors++;
 }
-}
-var valid29 = _errs256 === errors;
+var valid30 = _errs275 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
-if(valid29){
-if(data.cursor !== undefined){
-let data125 = data.cursor;
-const _errs279 = errors;
-if(errors === _errs279){
-if(typeof data125 === "string"){
-if(func2(data125) > 128){
-const err239 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid30){
+if(data.event_type !== undefined){
+const _errs277 = errors;
+if("sound:play" !== data.event_type){
+const err239 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -10960,9 +11179,20 @@ vErrors.push(err239);
 }
 errors++;
 }
+var valid30 = _errs277 === errors;
+}
 else {
-if(func2(data125) < 1){
-const err240 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid30 = true;
+}
+if(valid30){
+if(data.data !== undefined){
+let data126 = data.data;
+const _errs278 = errors;
+if(errors === _errs278){
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+let missing29;
+if(((((data126.sound_id === undefined) && (missing29 = "sound_id")) || ((data126.name === undefined) && (missing29 = "name"))) || ((data126.volume === undefined) && (missing29 = "volume"))) || ((data126.stream_url === undefined) && (missing29 = "stream_url"))){
+const err240 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -10971,10 +11201,15 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-}
 else {
-const err241 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data126.sound_id !== undefined){
+let data127 = data126.sound_id;
+const _errs280 = errors;
+if(errors === _errs280){
+if(errors === _errs280){
+if(typeof data127 === "string"){
+if(!(formats2.test(data127))){
+const err241 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -10984,20 +11219,8 @@ vErrors.push(err241);
 errors++;
 }
 }
-var valid29 = _errs279 === errors;
-}
 else {
-var valid29 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err242 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err242 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -11007,15 +11230,17 @@ vErrors.push(err242);
 errors++;
 }
 }
-var _valid0 = _errs249 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs281 = errors;
-if(errors === _errs281){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing30;
-if(((((data.type === undefined) && (missing30 = "type")) || ((data.channel === undefined) && (missing30 = "channel"))) || ((data.data === undefined) && (missing30 = "data"))) || ((data.event_type === undefined) && (missing30 = "event_type"))){
-const err243 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
+}
+var valid31 = _errs280 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data126.name !== undefined){
+const _errs282 = errors;
+if(typeof data126.name !== "string"){
+const err243 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/17/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -11024,11 +11249,16 @@ vErrors.push(err243);
 }
 errors++;
 }
+var valid31 = _errs282 === errors;
+}
 else {
-const _errs283 = errors;
-for(const key20 in data){
-if(!(((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data")) || (key20 === "cursor"))){
-const err244 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+var valid31 = true;
+}
+if(valid31){
+if(data126.content_type !== undefined){
+const _errs284 = errors;
+if(typeof data126.content_type !== "string"){
+const err244 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/17/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -11036,14 +11266,18 @@ else {
 vErrors.push(err244);
 }
 errors++;
-break;
 }
+var valid31 = _errs284 === errors;
 }
-if(_errs283 === errors){
-if(data.type !== undefined){
-const _errs284 = errors;
-if("event" !== data.type){
-const err245 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data126.duration_ms !== undefined){
+let data130 = data126.duration_ms;
+const _errs286 = errors;
+if((!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))) && (data130 !== null)){
+const err245 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/17/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema47.anyOf[17].properties.data.properties.duration_ms.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -11052,16 +11286,19 @@ vErrors.push(err245);
 }
 errors++;
 }
-var valid33 = _errs284 === errors;
+var valid31 = _errs286 === errors;
 }
 else {
-var valid33 = true;
+var valid31 = true;
 }
-if(valid33){
-if(data.channel !== undefined){
-const _errs285 = errors;
-if(typeof data.channel !== "string"){
-const err246 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid31){
+if(data126.volume !== undefined){
+let data131 = data126.volume;
+const _errs288 = errors;
+if(errors === _errs288){
+if((typeof data131 == "number") && (isFinite(data131))){
+if(data131 > 1 || isNaN(data131)){
+const err246 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -11070,16 +11307,9 @@ vErrors.push(err246);
 }
 errors++;
 }
-var valid33 = _errs285 === errors;
-}
 else {
-var valid33 = true;
-}
-if(valid33){
-if(data.event_type !== undefined){
-const _errs287 = errors;
-if("sound:stop" !== data.event_type){
-const err247 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
+if(data131 < 0 || isNaN(data131)){
+const err247 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -11088,20 +11318,10 @@ vErrors.push(err247);
 }
 errors++;
 }
-var valid33 = _errs287 === errors;
+}
 }
 else {
-var valid33 = true;
-}
-if(valid33){
-if(data.data !== undefined){
-let data129 = data.data;
-const _errs288 = errors;
-if(errors === _errs288){
-if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
-let missing31;
-if((data129.sound_id === undefined) && (missing31 = "sound_id")){
-const err248 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
+const err248 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -11110,15 +11330,21 @@ vErrors.push(err248);
 }
 errors++;
 }
+}
+var valid31 = _errs288 === errors;
+}
 else {
-if(data129.sound_id !== undefined){
-let data130 = data129.sound_id;
+var valid31 = true;
+}
+if(valid31){
+if(data126.target !== undefined){
+let data132 = data126.target;
 const _errs290 = errors;
-if(errors === _errs290){
-if(errors === _errs290){
-if(typeof data130 === "string"){
-if(!(formats2.test(data130))){
-const err249 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const _errs291 = errors;
+let valid32 = false;
+const _errs292 = errors;
+if(data132 !== null){
+const err249 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -11127,9 +11353,15 @@ vErrors.push(err249);
 }
 errors++;
 }
-}
-else {
-const err250 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid1 = _errs292 === errors;
+valid32 = valid32 || _valid1;
+if(!valid32){
+const _errs294 = errors;
+if(errors === _errs294){
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+let missing30;
+if(((data132.type === undefined) && (missing30 = "type")) || ((data132.id === undefined) && (missing30 = "id"))){
+const err250 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -11138,22 +11370,12 @@ vErrors.push(err250);
 }
 errors++;
 }
-}
-}
-var valid34 = _errs290 === errors;
-}
 else {
-var valid34 = true;
-}
-if(valid34){
-if(data129.target !== undefined){
-let data131 = data129.target;
-const _errs292 = errors;
-const _errs293 = errors;
-let valid35 = false;
-const _errs294 = errors;
-if(data131 !== null){
-const err251 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data132.type !== undefined){
+let data133 = data132.type;
+const _errs296 = errors;
+if(!((data133 === "overlay") || (data133 === "widget"))){
+const err251 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[17].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -11162,15 +11384,16 @@ vErrors.push(err251);
 }
 errors++;
 }
-var _valid2 = _errs294 === errors;
-valid35 = valid35 || _valid2;
-if(!valid35){
-const _errs296 = errors;
-if(errors === _errs296){
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-let missing32;
-if(((data131.type === undefined) && (missing32 = "type")) || ((data131.id === undefined) && (missing32 = "id"))){
-const err252 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
+var valid33 = _errs296 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data132.id !== undefined){
+const _errs297 = errors;
+if(typeof data132.id !== "string"){
+const err252 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -11179,12 +11402,16 @@ vErrors.push(err252);
 }
 errors++;
 }
+var valid33 = _errs297 === errors;
+}
 else {
-if(data131.type !== undefined){
-let data132 = data131.type;
-const _errs298 = errors;
-if(!((data132 === "overlay") || (data132 === "widget"))){
-const err253 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[18].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+var valid33 = true;
+}
+}
+}
+}
+else {
+const err253 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -11193,16 +11420,12 @@ vErrors.push(err253);
 }
 errors++;
 }
-var valid36 = _errs298 === errors;
 }
-else {
-var valid36 = true;
+var _valid1 = _errs294 === errors;
+valid32 = valid32 || _valid1;
 }
-if(valid36){
-if(data131.id !== undefined){
-const _errs299 = errors;
-if(typeof data131.id !== "string"){
-const err254 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid32){
+const err254 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -11211,16 +11434,27 @@ vErrors.push(err254);
 }
 errors++;
 }
-var valid36 = _errs299 === errors;
+else {
+errors = _errs291;
+if(vErrors !== null){
+if(_errs291){
+vErrors.length = _errs291;
 }
 else {
-var valid36 = true;
+vErrors = null;
 }
 }
 }
+var valid31 = _errs290 === errors;
 }
 else {
-const err255 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid31 = true;
+}
+if(valid31){
+if(data126.stream_url !== undefined){
+const _errs299 = errors;
+if(typeof data126.stream_url !== "string"){
+const err255 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/17/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -11229,12 +11463,21 @@ vErrors.push(err255);
 }
 errors++;
 }
+var valid31 = _errs299 === errors;
 }
-var _valid2 = _errs296 === errors;
-valid35 = valid35 || _valid2;
+else {
+var valid31 = true;
 }
-if(!valid35){
-const err256 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err256 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -11243,27 +11486,20 @@ vErrors.push(err256);
 }
 errors++;
 }
-else {
-errors = _errs293;
-if(vErrors !== null){
-if(_errs293){
-vErrors.length = _errs293;
+}
+var valid30 = _errs278 === errors;
 }
 else {
-vErrors = null;
+var valid30 = true;
 }
-}
-}
-var valid34 = _errs292 === errors;
-}
-else {
-var valid34 = true;
-}
-}
-}
-}
-else {
-const err257 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid30){
+if(data.cursor !== undefined){
+let data136 = data.cursor;
+const _errs301 = errors;
+if(errors === _errs301){
+if(typeof data136 === "string"){
+if(func2(data136) > 128){
+const err257 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -11272,20 +11508,9 @@ vErrors.push(err257);
 }
 errors++;
 }
-}
-var valid33 = _errs288 === errors;
-}
 else {
-var valid33 = true;
-}
-if(valid33){
-if(data.cursor !== undefined){
-let data134 = data.cursor;
-const _errs301 = errors;
-if(errors === _errs301){
-if(typeof data134 === "string"){
-if(func2(data134) > 128){
-const err258 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func2(data136) < 1){
+const err258 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -11294,9 +11519,10 @@ vErrors.push(err258);
 }
 errors++;
 }
+}
+}
 else {
-if(func2(data134) < 1){
-const err259 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err259 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -11306,9 +11532,20 @@ vErrors.push(err259);
 errors++;
 }
 }
+var valid30 = _errs301 === errors;
 }
 else {
-const err260 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid30 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err260 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -11318,20 +11555,15 @@ vErrors.push(err260);
 errors++;
 }
 }
-var valid33 = _errs301 === errors;
-}
-else {
-var valid33 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err261 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs271 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs303 = errors;
+if(errors === _errs303){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing31;
+if(((((data.type === undefined) && (missing31 = "type")) || ((data.channel === undefined) && (missing31 = "channel"))) || ((data.data === undefined) && (missing31 = "data"))) || ((data.event_type === undefined) && (missing31 = "event_type"))){
+const err261 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -11340,34 +11572,16 @@ vErrors.push(err261);
 }
 errors++;
 }
-}
-var _valid0 = _errs281 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs303 = errors;
-if(errors === _errs303){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing33;
-if(((data.type === undefined) && (missing33 = "type")) || ((data.data === undefined) && (missing33 = "data"))){
-const err262 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
+else {
+const _errs305 = errors;
+for(const key20 in data){
+if(!(((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data")) || (key20 === "cursor"))){
+const err262 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err262];
 }
 else {
 vErrors.push(err262);
-}
-errors++;
-}
-else {
-const _errs305 = errors;
-for(const key21 in data){
-if(!(((key21 === "type") || (key21 === "data")) || (key21 === "cursor"))){
-const err263 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err263];
-}
-else {
-vErrors.push(err263);
 }
 errors++;
 break;
@@ -11377,7 +11591,25 @@ if(_errs305 === errors){
 if(data.type !== undefined){
 const _errs306 = errors;
 if("event" !== data.type){
-const err264 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err263 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+var valid34 = _errs306 === errors;
+}
+else {
+var valid34 = true;
+}
+if(valid34){
+if(data.channel !== undefined){
+const _errs307 = errors;
+if(typeof data.channel !== "string"){
+const err264 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -11386,20 +11618,16 @@ vErrors.push(err264);
 }
 errors++;
 }
-var valid37 = _errs306 === errors;
+var valid34 = _errs307 === errors;
 }
 else {
-var valid37 = true;
+var valid34 = true;
 }
-if(valid37){
-if(data.data !== undefined){
-let data136 = data.data;
-const _errs307 = errors;
-if(errors === _errs307){
-if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
-let missing34;
-if(((((((data136.id === undefined) && (missing34 = "id")) || ((data136.account_id === undefined) && (missing34 = "account_id"))) || ((data136.type === undefined) && (missing34 = "type"))) || ((data136.platform === undefined) && (missing34 = "platform"))) || ((data136.raw === undefined) && (missing34 = "raw"))) || ((data136.created_at === undefined) && (missing34 = "created_at"))){
-const err265 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+if(valid34){
+if(data.event_type !== undefined){
+const _errs309 = errors;
+if("sound:stop" !== data.event_type){
+const err265 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -11408,15 +11636,20 @@ vErrors.push(err265);
 }
 errors++;
 }
+var valid34 = _errs309 === errors;
+}
 else {
-if(data136.id !== undefined){
-let data137 = data136.id;
-const _errs309 = errors;
-if(errors === _errs309){
-if(errors === _errs309){
-if(typeof data137 === "string"){
-if(!(formats2.test(data137))){
-const err266 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid34 = true;
+}
+if(valid34){
+if(data.data !== undefined){
+let data140 = data.data;
+const _errs310 = errors;
+if(errors === _errs310){
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+let missing32;
+if((data140.sound_id === undefined) && (missing32 = "sound_id")){
+const err266 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -11425,9 +11658,15 @@ vErrors.push(err266);
 }
 errors++;
 }
-}
 else {
-const err267 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data140.sound_id !== undefined){
+let data141 = data140.sound_id;
+const _errs312 = errors;
+if(errors === _errs312){
+if(errors === _errs312){
+if(typeof data141 === "string"){
+if(!(formats2.test(data141))){
+const err267 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -11437,21 +11676,8 @@ vErrors.push(err267);
 errors++;
 }
 }
-}
-var valid38 = _errs309 === errors;
-}
 else {
-var valid38 = true;
-}
-if(valid38){
-if(data136.account_id !== undefined){
-let data138 = data136.account_id;
-const _errs311 = errors;
-if(errors === _errs311){
-if(errors === _errs311){
-if(typeof data138 === "string"){
-if(!(formats2.test(data138))){
-const err268 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err268 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -11461,8 +11687,21 @@ vErrors.push(err268);
 errors++;
 }
 }
+}
+var valid35 = _errs312 === errors;
+}
 else {
-const err269 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid35 = true;
+}
+if(valid35){
+if(data140.target !== undefined){
+let data142 = data140.target;
+const _errs314 = errors;
+const _errs315 = errors;
+let valid36 = false;
+const _errs316 = errors;
+if(data142 !== null){
+const err269 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -11471,21 +11710,15 @@ vErrors.push(err269);
 }
 errors++;
 }
-}
-}
-var valid38 = _errs311 === errors;
-}
-else {
-var valid38 = true;
-}
-if(valid38){
-if(data136.type !== undefined){
-let data139 = data136.type;
-const _errs313 = errors;
-if(errors === _errs313){
-if(typeof data139 === "string"){
-if(func2(data139) > 100){
-const err270 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+var _valid2 = _errs316 === errors;
+valid36 = valid36 || _valid2;
+if(!valid36){
+const _errs318 = errors;
+if(errors === _errs318){
+if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+let missing33;
+if(((data142.type === undefined) && (missing33 = "type")) || ((data142.id === undefined) && (missing33 = "id"))){
+const err270 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -11494,9 +11727,12 @@ vErrors.push(err270);
 }
 errors++;
 }
-}
 else {
-const err271 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data142.type !== undefined){
+let data143 = data142.type;
+const _errs320 = errors;
+if(!((data143 === "overlay") || (data143 === "widget"))){
+const err271 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[18].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -11505,17 +11741,16 @@ vErrors.push(err271);
 }
 errors++;
 }
-}
-var valid38 = _errs313 === errors;
+var valid37 = _errs320 === errors;
 }
 else {
-var valid38 = true;
+var valid37 = true;
 }
-if(valid38){
-if(data136.platform !== undefined){
-const _errs315 = errors;
-if(typeof data136.platform !== "string"){
-const err272 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/19/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid37){
+if(data142.id !== undefined){
+const _errs321 = errors;
+if(typeof data142.id !== "string"){
+const err272 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -11524,17 +11759,16 @@ vErrors.push(err272);
 }
 errors++;
 }
-var valid38 = _errs315 === errors;
+var valid37 = _errs321 === errors;
 }
 else {
-var valid38 = true;
+var valid37 = true;
 }
-if(valid38){
-if(data136.external_id !== undefined){
-let data141 = data136.external_id;
-const _errs317 = errors;
-if((typeof data141 !== "string") && (data141 !== null)){
-const err273 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/19/properties/data/properties/external_id/type",keyword:"type",params:{type: schema47.anyOf[19].properties.data.properties.external_id.type},message:"must be string,null"};
+}
+}
+}
+else {
+const err273 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -11543,17 +11777,12 @@ vErrors.push(err273);
 }
 errors++;
 }
-var valid38 = _errs317 === errors;
 }
-else {
-var valid38 = true;
+var _valid2 = _errs318 === errors;
+valid36 = valid36 || _valid2;
 }
-if(valid38){
-if(data136.raw !== undefined){
-let data142 = data136.raw;
-const _errs319 = errors;
-if(!(data142 && typeof data142 == "object" && !Array.isArray(data142))){
-const err274 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/19/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid36){
+const err274 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -11562,20 +11791,27 @@ vErrors.push(err274);
 }
 errors++;
 }
-var valid38 = _errs319 === errors;
+else {
+errors = _errs315;
+if(vErrors !== null){
+if(_errs315){
+vErrors.length = _errs315;
 }
 else {
-var valid38 = true;
+vErrors = null;
 }
-if(valid38){
-if(data136.created_at !== undefined){
-let data143 = data136.created_at;
-const _errs321 = errors;
-if(errors === _errs321){
-if(errors === _errs321){
-if(typeof data143 === "string"){
-if(!(formats0.validate(data143))){
-const err275 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+var valid35 = _errs314 === errors;
+}
+else {
+var valid35 = true;
+}
+}
+}
+}
+else {
+const err275 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -11585,8 +11821,19 @@ vErrors.push(err275);
 errors++;
 }
 }
+var valid34 = _errs310 === errors;
+}
 else {
-const err276 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid34 = true;
+}
+if(valid34){
+if(data.cursor !== undefined){
+let data145 = data.cursor;
+const _errs323 = errors;
+if(errors === _errs323){
+if(typeof data145 === "string"){
+if(func2(data145) > 128){
+const err276 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -11595,23 +11842,9 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-}
-var valid38 = _errs321 === errors;
-}
 else {
-var valid38 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err277 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data145) < 1){
+const err277 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -11621,19 +11854,9 @@ vErrors.push(err277);
 errors++;
 }
 }
-var valid37 = _errs307 === errors;
 }
 else {
-var valid37 = true;
-}
-if(valid37){
-if(data.cursor !== undefined){
-let data144 = data.cursor;
-const _errs323 = errors;
-if(errors === _errs323){
-if(typeof data144 === "string"){
-if(func2(data144) > 128){
-const err278 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err278 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -11642,47 +11865,26 @@ vErrors.push(err278);
 }
 errors++;
 }
+}
+var valid34 = _errs323 === errors;
+}
 else {
-if(func2(data144) < 1){
-const err279 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid34 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err279 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err279];
 }
 else {
 vErrors.push(err279);
-}
-errors++;
-}
-}
-}
-else {
-const err280 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err280];
-}
-else {
-vErrors.push(err280);
-}
-errors++;
-}
-}
-var valid37 = _errs323 === errors;
-}
-else {
-var valid37 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err281 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err281];
-}
-else {
-vErrors.push(err281);
 }
 errors++;
 }
@@ -11693,27 +11895,27 @@ if(!valid0){
 const _errs325 = errors;
 if(errors === _errs325){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing35;
-if((((data.type === undefined) && (missing35 = "type")) || ((data.channel === undefined) && (missing35 = "channel"))) || ((data.data === undefined) && (missing35 = "data"))){
-const err282 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
+let missing34;
+if(((data.type === undefined) && (missing34 = "type")) || ((data.data === undefined) && (missing34 = "data"))){
+const err280 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
 if(vErrors === null){
-vErrors = [err282];
+vErrors = [err280];
 }
 else {
-vErrors.push(err282);
+vErrors.push(err280);
 }
 errors++;
 }
 else {
 const _errs327 = errors;
-for(const key22 in data){
-if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
-const err283 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+for(const key21 in data){
+if(!(((key21 === "type") || (key21 === "data")) || (key21 === "cursor"))){
+const err281 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err283];
+vErrors = [err281];
 }
 else {
-vErrors.push(err283);
+vErrors.push(err281);
 }
 errors++;
 break;
@@ -11723,7 +11925,46 @@ if(_errs327 === errors){
 if(data.type !== undefined){
 const _errs328 = errors;
 if("event" !== data.type){
-const err284 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err282 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+var valid38 = _errs328 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data.data !== undefined){
+let data147 = data.data;
+const _errs329 = errors;
+if(errors === _errs329){
+if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
+let missing35;
+if(((((((data147.id === undefined) && (missing35 = "id")) || ((data147.account_id === undefined) && (missing35 = "account_id"))) || ((data147.type === undefined) && (missing35 = "type"))) || ((data147.platform === undefined) && (missing35 = "platform"))) || ((data147.raw === undefined) && (missing35 = "raw"))) || ((data147.created_at === undefined) && (missing35 = "created_at"))){
+const err283 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+else {
+if(data147.id !== undefined){
+let data148 = data147.id;
+const _errs331 = errors;
+if(errors === _errs331){
+if(errors === _errs331){
+if(typeof data148 === "string"){
+if(!(formats2.test(data148))){
+const err284 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -11732,16 +11973,9 @@ vErrors.push(err284);
 }
 errors++;
 }
-var valid39 = _errs328 === errors;
 }
 else {
-var valid39 = true;
-}
-if(valid39){
-if(data.channel !== undefined){
-const _errs329 = errors;
-if(typeof data.channel !== "string"){
-const err285 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/20/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err285 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -11750,16 +11984,22 @@ vErrors.push(err285);
 }
 errors++;
 }
-var valid39 = _errs329 === errors;
+}
+}
+var valid39 = _errs331 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data.event_type !== undefined){
-const _errs331 = errors;
-if("widget:update" !== data.event_type){
-const err286 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/20/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+if(data147.account_id !== undefined){
+let data149 = data147.account_id;
+const _errs333 = errors;
+if(errors === _errs333){
+if(errors === _errs333){
+if(typeof data149 === "string"){
+if(!(formats2.test(data149))){
+const err286 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -11768,20 +12008,9 @@ vErrors.push(err286);
 }
 errors++;
 }
-var valid39 = _errs331 === errors;
 }
 else {
-var valid39 = true;
-}
-if(valid39){
-if(data.data !== undefined){
-let data148 = data.data;
-const _errs332 = errors;
-if(errors === _errs332){
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
-let missing36;
-if(((((((((data148.id === undefined) && (missing36 = "id")) || ((data148.account_id === undefined) && (missing36 = "account_id"))) || ((data148.name === undefined) && (missing36 = "name"))) || ((data148.type === undefined) && (missing36 = "type"))) || ((data148.settings === undefined) && (missing36 = "settings"))) || ((data148.version === undefined) && (missing36 = "version"))) || ((data148.created_at === undefined) && (missing36 = "created_at"))) || ((data148.updated_at === undefined) && (missing36 = "updated_at"))){
-const err287 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
+const err287 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -11790,11 +12019,21 @@ vErrors.push(err287);
 }
 errors++;
 }
+}
+}
+var valid39 = _errs333 === errors;
+}
 else {
-const _errs334 = errors;
-for(const key23 in data148){
-if(!((((((((key23 === "id") || (key23 === "account_id")) || (key23 === "name")) || (key23 === "type")) || (key23 === "settings")) || (key23 === "version")) || (key23 === "created_at")) || (key23 === "updated_at"))){
-const err288 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+var valid39 = true;
+}
+if(valid39){
+if(data147.type !== undefined){
+let data150 = data147.type;
+const _errs335 = errors;
+if(errors === _errs335){
+if(typeof data150 === "string"){
+if(func2(data150) > 100){
+const err288 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -11802,18 +12041,10 @@ else {
 vErrors.push(err288);
 }
 errors++;
-break;
 }
 }
-if(_errs334 === errors){
-if(data148.id !== undefined){
-let data149 = data148.id;
-const _errs335 = errors;
-if(errors === _errs335){
-if(errors === _errs335){
-if(typeof data149 === "string"){
-if(!(formats2.test(data149))){
-const err289 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+else {
+const err289 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -11823,8 +12054,16 @@ vErrors.push(err289);
 errors++;
 }
 }
+var valid39 = _errs335 === errors;
+}
 else {
-const err290 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid39 = true;
+}
+if(valid39){
+if(data147.platform !== undefined){
+const _errs337 = errors;
+if(typeof data147.platform !== "string"){
+const err290 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/19/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -11833,22 +12072,17 @@ vErrors.push(err290);
 }
 errors++;
 }
-}
-}
-var valid40 = _errs335 === errors;
+var valid39 = _errs337 === errors;
 }
 else {
-var valid40 = true;
+var valid39 = true;
 }
-if(valid40){
-if(data148.account_id !== undefined){
-let data150 = data148.account_id;
-const _errs337 = errors;
-if(errors === _errs337){
-if(errors === _errs337){
-if(typeof data150 === "string"){
-if(!(formats2.test(data150))){
-const err291 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(valid39){
+if(data147.external_id !== undefined){
+let data152 = data147.external_id;
+const _errs339 = errors;
+if((typeof data152 !== "string") && (data152 !== null)){
+const err291 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/19/properties/data/properties/external_id/type",keyword:"type",params:{type: schema47.anyOf[19].properties.data.properties.external_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -11857,9 +12091,17 @@ vErrors.push(err291);
 }
 errors++;
 }
+var valid39 = _errs339 === errors;
 }
 else {
-const err292 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid39 = true;
+}
+if(valid39){
+if(data147.raw !== undefined){
+let data153 = data147.raw;
+const _errs341 = errors;
+if(!(data153 && typeof data153 == "object" && !Array.isArray(data153))){
+const err292 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/19/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -11868,18 +12110,20 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-}
-var valid40 = _errs337 === errors;
+var valid39 = _errs341 === errors;
 }
 else {
-var valid40 = true;
+var valid39 = true;
 }
-if(valid40){
-if(data148.name !== undefined){
-const _errs339 = errors;
-if(typeof data148.name !== "string"){
-const err293 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/20/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid39){
+if(data147.created_at !== undefined){
+let data154 = data147.created_at;
+const _errs343 = errors;
+if(errors === _errs343){
+if(errors === _errs343){
+if(typeof data154 === "string"){
+if(!(formats0.validate(data154))){
+const err293 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -11888,16 +12132,9 @@ vErrors.push(err293);
 }
 errors++;
 }
-var valid40 = _errs339 === errors;
 }
 else {
-var valid40 = true;
-}
-if(valid40){
-if(data148.type !== undefined){
-const _errs341 = errors;
-if(typeof data148.type !== "string"){
-const err294 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err294 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -11906,20 +12143,23 @@ vErrors.push(err294);
 }
 errors++;
 }
-var valid40 = _errs341 === errors;
+}
+}
+var valid39 = _errs343 === errors;
 }
 else {
-var valid40 = true;
+var valid39 = true;
 }
-if(valid40){
-if(data148.settings !== undefined){
-let data153 = data148.settings;
-const _errs343 = errors;
-if(errors === _errs343){
-if(data153 && typeof data153 == "object" && !Array.isArray(data153)){
+}
+}
+}
+}
+}
+}
+}
 }
 else {
-const err295 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/20/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err295 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -11929,17 +12169,19 @@ vErrors.push(err295);
 errors++;
 }
 }
-var valid40 = _errs343 === errors;
+var valid38 = _errs329 === errors;
 }
 else {
-var valid40 = true;
+var valid38 = true;
 }
-if(valid40){
-if(data148.version !== undefined){
-let data154 = data148.version;
-const _errs346 = errors;
-if(!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))){
-const err296 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid38){
+if(data.cursor !== undefined){
+let data155 = data.cursor;
+const _errs345 = errors;
+if(errors === _errs345){
+if(typeof data155 === "string"){
+if(func2(data155) > 128){
+const err296 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -11948,10 +12190,9 @@ vErrors.push(err296);
 }
 errors++;
 }
-if(errors === _errs346){
-if((typeof data154 == "number") && (isFinite(data154))){
-if(data154 < 1 || isNaN(data154)){
-const err297 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+else {
+if(func2(data155) < 1){
+const err297 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -11962,20 +12203,8 @@ errors++;
 }
 }
 }
-var valid40 = _errs346 === errors;
-}
 else {
-var valid40 = true;
-}
-if(valid40){
-if(data148.created_at !== undefined){
-let data155 = data148.created_at;
-const _errs348 = errors;
-if(errors === _errs348){
-if(errors === _errs348){
-if(typeof data155 === "string"){
-if(!(formats0.validate(data155))){
-const err298 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err298 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -11985,8 +12214,18 @@ vErrors.push(err298);
 errors++;
 }
 }
+var valid38 = _errs345 === errors;
+}
 else {
-const err299 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid38 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err299 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -11996,21 +12235,15 @@ vErrors.push(err299);
 errors++;
 }
 }
-}
-var valid40 = _errs348 === errors;
-}
-else {
-var valid40 = true;
-}
-if(valid40){
-if(data148.updated_at !== undefined){
-let data156 = data148.updated_at;
-const _errs350 = errors;
-if(errors === _errs350){
-if(errors === _errs350){
-if(typeof data156 === "string"){
-if(!(formats0.validate(data156))){
-const err300 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+var _valid0 = _errs325 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs347 = errors;
+if(errors === _errs347){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing36;
+if((((data.type === undefined) && (missing36 = "type")) || ((data.channel === undefined) && (missing36 = "channel"))) || ((data.data === undefined) && (missing36 = "data"))){
+const err300 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -12019,9 +12252,11 @@ vErrors.push(err300);
 }
 errors++;
 }
-}
 else {
-const err301 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs349 = errors;
+for(const key22 in data){
+if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
+const err301 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -12029,26 +12264,14 @@ else {
 vErrors.push(err301);
 }
 errors++;
+break;
 }
 }
-}
-var valid40 = _errs350 === errors;
-}
-else {
-var valid40 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err302 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs349 === errors){
+if(data.type !== undefined){
+const _errs350 = errors;
+if("event" !== data.type){
+const err302 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -12057,20 +12280,16 @@ vErrors.push(err302);
 }
 errors++;
 }
-}
-var valid39 = _errs332 === errors;
+var valid40 = _errs350 === errors;
 }
 else {
-var valid39 = true;
+var valid40 = true;
 }
-if(valid39){
-if(data.cursor !== undefined){
-let data157 = data.cursor;
-const _errs352 = errors;
-if(errors === _errs352){
-if(typeof data157 === "string"){
-if(func2(data157) > 128){
-const err303 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid40){
+if(data.channel !== undefined){
+const _errs351 = errors;
+if(typeof data.channel !== "string"){
+const err303 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/20/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -12079,9 +12298,16 @@ vErrors.push(err303);
 }
 errors++;
 }
+var valid40 = _errs351 === errors;
+}
 else {
-if(func2(data157) < 1){
-const err304 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid40 = true;
+}
+if(valid40){
+if(data.event_type !== undefined){
+const _errs353 = errors;
+if("widget:update" !== data.event_type){
+const err304 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/20/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -12090,10 +12316,20 @@ vErrors.push(err304);
 }
 errors++;
 }
-}
+var valid40 = _errs353 === errors;
 }
 else {
-const err305 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid40 = true;
+}
+if(valid40){
+if(data.data !== undefined){
+let data159 = data.data;
+const _errs354 = errors;
+if(errors === _errs354){
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+let missing37;
+if(((((((((data159.id === undefined) && (missing37 = "id")) || ((data159.account_id === undefined) && (missing37 = "account_id"))) || ((data159.name === undefined) && (missing37 = "name"))) || ((data159.type === undefined) && (missing37 = "type"))) || ((data159.settings === undefined) && (missing37 = "settings"))) || ((data159.version === undefined) && (missing37 = "version"))) || ((data159.created_at === undefined) && (missing37 = "created_at"))) || ((data159.updated_at === undefined) && (missing37 = "updated_at"))){
+const err305 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -12102,21 +12338,11 @@ vErrors.push(err305);
 }
 errors++;
 }
-}
-var valid39 = _errs352 === errors;
-}
 else {
-var valid39 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err306 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs356 = errors;
+for(const key23 in data159){
+if(!((((((((key23 === "id") || (key23 === "account_id")) || (key23 === "name")) || (key23 === "type")) || (key23 === "settings")) || (key23 === "version")) || (key23 === "created_at")) || (key23 === "updated_at"))){
+const err306 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -12124,17 +12350,18 @@ else {
 vErrors.push(err306);
 }
 errors++;
+break;
 }
 }
-var _valid0 = _errs325 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs354 = errors;
-if(errors === _errs354){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing37;
-if((((data.type === undefined) && (missing37 = "type")) || ((data.channel === undefined) && (missing37 = "channel"))) || ((data.data === undefined) && (missing37 = "data"))){
-const err307 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
+if(_errs356 === errors){
+if(data159.id !== undefined){
+let data160 = data159.id;
+const _errs357 = errors;
+if(errors === _errs357){
+if(errors === _errs357){
+if(typeof data160 === "string"){
+if(!(formats2.test(data160))){
+const err307 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -12143,11 +12370,9 @@ vErrors.push(err307);
 }
 errors++;
 }
+}
 else {
-const _errs356 = errors;
-for(const key24 in data){
-if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
-const err308 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+const err308 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -12155,14 +12380,23 @@ else {
 vErrors.push(err308);
 }
 errors++;
-break;
 }
 }
-if(_errs356 === errors){
-if(data.type !== undefined){
-const _errs357 = errors;
-if("event" !== data.type){
-const err309 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+var valid41 = _errs357 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.account_id !== undefined){
+let data161 = data159.account_id;
+const _errs359 = errors;
+if(errors === _errs359){
+if(errors === _errs359){
+if(typeof data161 === "string"){
+if(!(formats2.test(data161))){
+const err309 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -12171,16 +12405,9 @@ vErrors.push(err309);
 }
 errors++;
 }
-var valid41 = _errs357 === errors;
 }
 else {
-var valid41 = true;
-}
-if(valid41){
-if(data.channel !== undefined){
-const _errs358 = errors;
-if(typeof data.channel !== "string"){
-const err310 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/21/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err310 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -12189,16 +12416,18 @@ vErrors.push(err310);
 }
 errors++;
 }
-var valid41 = _errs358 === errors;
+}
+}
+var valid41 = _errs359 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data.event_type !== undefined){
-const _errs360 = errors;
-if(typeof data.event_type !== "string"){
-const err311 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/21/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data159.name !== undefined){
+const _errs361 = errors;
+if(typeof data159.name !== "string"){
+const err311 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/20/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -12207,19 +12436,16 @@ vErrors.push(err311);
 }
 errors++;
 }
-var valid41 = _errs360 === errors;
+var valid41 = _errs361 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data.cursor !== undefined){
-let data161 = data.cursor;
-const _errs362 = errors;
-if(errors === _errs362){
-if(typeof data161 === "string"){
-if(func2(data161) > 128){
-const err312 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data159.type !== undefined){
+const _errs363 = errors;
+if(typeof data159.type !== "string"){
+const err312 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -12228,9 +12454,20 @@ vErrors.push(err312);
 }
 errors++;
 }
+var valid41 = _errs363 === errors;
+}
 else {
-if(func2(data161) < 1){
-const err313 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid41 = true;
+}
+if(valid41){
+if(data159.settings !== undefined){
+let data164 = data159.settings;
+const _errs365 = errors;
+if(errors === _errs365){
+if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
+}
+else {
+const err313 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/20/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -12240,9 +12477,17 @@ vErrors.push(err313);
 errors++;
 }
 }
+var valid41 = _errs365 === errors;
 }
 else {
-const err314 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid41 = true;
+}
+if(valid41){
+if(data159.version !== undefined){
+let data165 = data159.version;
+const _errs368 = errors;
+if(!(((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165))) && (isFinite(data165)))){
+const err314 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -12251,8 +12496,91 @@ vErrors.push(err314);
 }
 errors++;
 }
+if(errors === _errs368){
+if((typeof data165 == "number") && (isFinite(data165))){
+if(data165 < 1 || isNaN(data165)){
+const err315 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err315];
 }
-var valid41 = _errs362 === errors;
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+}
+var valid41 = _errs368 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.created_at !== undefined){
+let data166 = data159.created_at;
+const _errs370 = errors;
+if(errors === _errs370){
+if(errors === _errs370){
+if(typeof data166 === "string"){
+if(!(formats0.validate(data166))){
+const err316 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+}
+else {
+const err317 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+}
+}
+var valid41 = _errs370 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.updated_at !== undefined){
+let data167 = data159.updated_at;
+const _errs372 = errors;
+if(errors === _errs372){
+if(errors === _errs372){
+if(typeof data167 === "string"){
+if(!(formats0.validate(data167))){
+const err318 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+}
+else {
+const err319 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+}
+}
+var valid41 = _errs372 === errors;
 }
 else {
 var valid41 = true;
@@ -12263,18 +12591,238 @@ var valid41 = true;
 }
 }
 }
-else {
-const err315 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err315];
+}
+}
+}
 }
 else {
-vErrors.push(err315);
+const err320 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
 }
 errors++;
 }
 }
-var _valid0 = _errs354 === errors;
+var valid40 = _errs354 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data.cursor !== undefined){
+let data168 = data.cursor;
+const _errs374 = errors;
+if(errors === _errs374){
+if(typeof data168 === "string"){
+if(func2(data168) > 128){
+const err321 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+else {
+if(func2(data168) < 1){
+const err322 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
+}
+errors++;
+}
+}
+}
+else {
+const err323 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err323];
+}
+else {
+vErrors.push(err323);
+}
+errors++;
+}
+}
+var valid40 = _errs374 === errors;
+}
+else {
+var valid40 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err324 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err324];
+}
+else {
+vErrors.push(err324);
+}
+errors++;
+}
+}
+var _valid0 = _errs347 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs376 = errors;
+if(errors === _errs376){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing38;
+if((((data.type === undefined) && (missing38 = "type")) || ((data.channel === undefined) && (missing38 = "channel"))) || ((data.data === undefined) && (missing38 = "data"))){
+const err325 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"};
+if(vErrors === null){
+vErrors = [err325];
+}
+else {
+vErrors.push(err325);
+}
+errors++;
+}
+else {
+const _errs378 = errors;
+for(const key24 in data){
+if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
+const err326 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err326];
+}
+else {
+vErrors.push(err326);
+}
+errors++;
+break;
+}
+}
+if(_errs378 === errors){
+if(data.type !== undefined){
+const _errs379 = errors;
+if("event" !== data.type){
+const err327 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err327];
+}
+else {
+vErrors.push(err327);
+}
+errors++;
+}
+var valid42 = _errs379 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.channel !== undefined){
+const _errs380 = errors;
+if(typeof data.channel !== "string"){
+const err328 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/21/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
+}
+errors++;
+}
+var valid42 = _errs380 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.event_type !== undefined){
+const _errs382 = errors;
+if(typeof data.event_type !== "string"){
+const err329 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/21/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+var valid42 = _errs382 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.cursor !== undefined){
+let data172 = data.cursor;
+const _errs384 = errors;
+if(errors === _errs384){
+if(typeof data172 === "string"){
+if(func2(data172) > 128){
+const err330 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+else {
+if(func2(data172) < 1){
+const err331 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+}
+}
+else {
+const err332 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+}
+var valid42 = _errs384 === errors;
+}
+else {
+var valid42 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err333 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+}
+var _valid0 = _errs376 === errors;
 valid0 = valid0 || _valid0;
 }
 }
@@ -12298,12 +12846,12 @@ valid0 = valid0 || _valid0;
 }
 }
 if(!valid0){
-const err316 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err334 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err316];
+vErrors = [err334];
 }
 else {
-vErrors.push(err316);
+vErrors.push(err334);
 }
 errors++;
 validate46.errors = vErrors;

@@ -219,7 +219,19 @@ export type WsHistoryUpdateMessage = {
   "type": "event";
   "channel": string;
   "event_type": "history:session_started" | "history:session_updated";
-  "data": Record<string, unknown>;
+  "data": {
+  "id": string;
+  "account_id": string;
+  "platform": string;
+  "platform_channel_id": string | null;
+  "stream_id": string | null;
+  "title": string | null;
+  "category": string | null;
+  "updates": number;
+  "started_at": string;
+  "ended_at": string | null;
+  "updated_at": string;
+};
   "cursor"?: string;
 };
 
