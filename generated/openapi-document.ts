@@ -23508,6 +23508,58 @@ export const openapiDocument = {
         ]
       }
     },
+    "/webhooks/discord": {
+      "post": {
+        "operationId": "discordWebhook",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "discord server event webhook (relayed by the account's bot).",
+        "description": "`X-Signature-256: sha256=<hex>` is the HMAC-SHA256 of the raw body with config\n`webhooks.discord_secret`. A missing or mismatched signature gives 401 UNAUTHORIZED; an\nunset secret gives 401 while `webhooks.require_signatures` is true. The body is declared\nin spec/platforms/discord.json: `{ id, type, guild_id, member, ... }` with `type`\n`member_join`, `member_leave` or `boost` is stored as `discord:<type>` (raw: the body,\nidempotent on `id`) for the accounts whose `discord` connection is `guild_id`. Other\ntypes, a body failing its schema (counted), or no connected account answer 200. A body\nthat is not a JSON object gives 400. Not rate limited.\n",
+        "x-auth": "public",
+        "x-gate-reason": "a signed webhook receiver: the server's signature is the credential",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "JSON (`application/json`)."
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WebhookReceived"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
     "/webhooks/payment-connect": {
       "post": {
         "operationId": "paymentConnectWebhook",
@@ -23864,6 +23916,58 @@ export const openapiDocument = {
         "description": "`X-Shop-Platform-Shop-Domain` names the shop (normalised: lower case, no scheme, path,\nport or trailing dot; resolved by exact equality); `X-Shop-Platform-Hmac-Sha256` is the\nbase64 HMAC-SHA256 of the raw body with the shop's secret (the one recorded with the\nshop connection, else config `webhooks.shop_platform_secrets[<domain>]`). No secret gives\n401 while `webhooks.require_signatures` is true; a missing or mismatched signature gives\n401. `X-Shop-Platform-Topic`: `orders/create` → `shop_platform:order`, `orders/paid` →\n`shop_platform:order_paid`, `products/create` → `shop_platform:product` (raw: the\npayload); other topics, or a shop with no connected account, answer 200 and are dropped.\nIdempotent on `X-Shop-Platform-Webhook-Id` (else topic and the payload's `id`). A body\nthat is not JSON gives 400. Not rate limited.\n",
         "x-auth": "public",
         "x-gate-reason": "a signed webhook receiver: the shop's signature is the credential",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "JSON (`application/json`)."
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WebhookReceived"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/webhooks/tips_platform": {
+      "post": {
+        "operationId": "tipsPlatformWebhook",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "tips_platform tip webhook.",
+        "description": "`X-Signature-256: sha256=<hex>` is the HMAC-SHA256 of the raw body with config\n`webhooks.tips_platform_secret`. A missing or mismatched signature gives 401\nUNAUTHORIZED; an unset secret gives 401 while `webhooks.require_signatures` is true. The\nbody is declared in spec/platforms/tips_platform.json: `{ id, type: tip, channel_id,\namount, currency, user_name?, message? }` is stored as `tips_platform:tip` (raw: the body,\nidempotent on `id`) for the accounts whose `tips_platform` connection is `channel_id`.\nOther types, a body failing its schema (counted), or no connected account answer 200. A\nbody that is not a JSON object gives 400. Not rate limited.\n",
+        "x-auth": "public",
+        "x-gate-reason": "a signed webhook receiver: the tips platform's signature is the credential",
         "requestBody": {
           "required": false,
           "content": {
@@ -34830,8 +34934,10 @@ export const openapiDocument = {
             "type": "string",
             "enum": [
               "platform_a",
-              "platform_b"
-            ]
+              "platform_b",
+              "music_platform"
+            ],
+            "description": "The ingest worker: platform_a's socket, platform_b's live chat poller, music_platform's activity poller."
           },
           "account_id": {
             "type": "string",

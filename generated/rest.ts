@@ -153,6 +153,7 @@ export type OperationId =
   | 'developerVerificationStatus'
   | 'devLogin'
   | 'disconnectPlatform'
+  | 'discordWebhook'
   | 'dissolveAccount'
   | 'emitEvent'
   | 'event'
@@ -261,6 +262,7 @@ export type OperationId =
   | 'switchAccount'
   | 'teamPublicProfile'
   | 'testEvent'
+  | 'tipsPlatformWebhook'
   | 'uninstallExtension'
   | 'unvoteIdea'
   | 'unvoteIdeaComment'
@@ -622,6 +624,8 @@ export interface RestHandlers<Context> {
   devLogin(request: RestRequest<'devLogin'>, context: Context): Promise<RestResponse<'devLogin'>>;
   /** DELETE /v1/connections/{platform} */
   disconnectPlatform(request: RestRequest<'disconnectPlatform'>, context: Context): Promise<RestResponse<'disconnectPlatform'>>;
+  /** POST /v1/webhooks/discord */
+  discordWebhook(request: RestRequest<'discordWebhook'>, context: Context): Promise<RestResponse<'discordWebhook'>>;
   /** DELETE /v1/account */
   dissolveAccount(request: RestRequest<'dissolveAccount'>, context: Context): Promise<RestResponse<'dissolveAccount'>>;
   /** POST /v1/events/emit */
@@ -838,6 +842,8 @@ export interface RestHandlers<Context> {
   teamPublicProfile(request: RestRequest<'teamPublicProfile'>, context: Context): Promise<RestResponse<'teamPublicProfile'>>;
   /** POST /v1/events/test */
   testEvent(request: RestRequest<'testEvent'>, context: Context): Promise<RestResponse<'testEvent'>>;
+  /** POST /v1/webhooks/tips_platform */
+  tipsPlatformWebhook(request: RestRequest<'tipsPlatformWebhook'>, context: Context): Promise<RestResponse<'tipsPlatformWebhook'>>;
   /** DELETE /v1/extension-installs/{id} */
   uninstallExtension(request: RestRequest<'uninstallExtension'>, context: Context): Promise<RestResponse<'uninstallExtension'>>;
   /** DELETE /v1/ideas/{id}/vote */
@@ -1069,6 +1075,7 @@ export interface DomainResults {
   developerVerificationStatus: { 200: Camelize<DataOf<Wire<'developerVerificationStatus', 200>>> };
   devLogin: { 200: Camelize<DataOf<Wire<'devLogin', 200>>> };
   disconnectPlatform: { 200: Camelize<Wire<'disconnectPlatform', 200>> };
+  discordWebhook: { 200: Camelize<Wire<'discordWebhook', 200>> };
   dissolveAccount: { 200: Camelize<Wire<'dissolveAccount', 200>> };
   emitEvent: { 200: Camelize<DataOf<Wire<'emitEvent', 200>>>; 201: Camelize<DataOf<Wire<'emitEvent', 201>>> };
   event: { 200: Camelize<DataOf<Wire<'event', 200>>> };
@@ -1177,6 +1184,7 @@ export interface DomainResults {
   switchAccount: { 200: Camelize<DataOf<Wire<'switchAccount', 200>>> };
   teamPublicProfile: { 200: Camelize<DataOf<Wire<'teamPublicProfile', 200>>> };
   testEvent: { 200: Camelize<DataOf<Wire<'testEvent', 200>>> };
+  tipsPlatformWebhook: { 200: Camelize<Wire<'tipsPlatformWebhook', 200>> };
   uninstallExtension: { 200: Camelize<Wire<'uninstallExtension', 200>> };
   unvoteIdea: { 200: Camelize<DataOf<Wire<'unvoteIdea', 200>>> };
   unvoteIdeaComment: { 200: Camelize<DataOf<Wire<'unvoteIdeaComment', 200>>> };
@@ -1361,6 +1369,7 @@ export interface DefaultStatus {
   developerVerificationStatus: 200;
   devLogin: 200;
   disconnectPlatform: 200;
+  discordWebhook: 200;
   dissolveAccount: 200;
   emitEvent: 200;
   event: 200;
@@ -1469,6 +1478,7 @@ export interface DefaultStatus {
   switchAccount: 200;
   teamPublicProfile: 200;
   testEvent: 200;
+  tipsPlatformWebhook: 200;
   uninstallExtension: 200;
   unvoteIdea: 200;
   unvoteIdeaComment: 200;
@@ -1807,6 +1817,8 @@ export interface RestOperations<Context> {
   devLogin(request: DomainRequest<'devLogin'>, context: Context): Promise<DomainResult<'devLogin'>>;
   /** DELETE /v1/connections/{platform} (bare) */
   disconnectPlatform(request: DomainRequest<'disconnectPlatform'>, context: Context): Promise<DomainResult<'disconnectPlatform'>>;
+  /** POST /v1/webhooks/discord (bare) */
+  discordWebhook(request: DomainRequest<'discordWebhook'>, context: Context): Promise<DomainResult<'discordWebhook'>>;
   /** DELETE /v1/account (bare) */
   dissolveAccount(request: DomainRequest<'dissolveAccount'>, context: Context): Promise<DomainResult<'dissolveAccount'>>;
   /** POST /v1/events/emit (single) */
@@ -2023,6 +2035,8 @@ export interface RestOperations<Context> {
   teamPublicProfile(request: DomainRequest<'teamPublicProfile'>, context: Context): Promise<DomainResult<'teamPublicProfile'>>;
   /** POST /v1/events/test (data) */
   testEvent(request: DomainRequest<'testEvent'>, context: Context): Promise<DomainResult<'testEvent'>>;
+  /** POST /v1/webhooks/tips_platform (bare) */
+  tipsPlatformWebhook(request: DomainRequest<'tipsPlatformWebhook'>, context: Context): Promise<DomainResult<'tipsPlatformWebhook'>>;
   /** DELETE /v1/extension-installs/{id} (bare) */
   uninstallExtension(request: DomainRequest<'uninstallExtension'>, context: Context): Promise<DomainResult<'uninstallExtension'>>;
   /** DELETE /v1/ideas/{id}/vote (single) */
@@ -7527,6 +7541,35 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": true
   },
   {
+    "operationId": "discordWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/discord",
+    "expressPath": "/v1/webhooks/discord",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "415": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
     "operationId": "dissolveAccount",
     "method": "delete",
     "path": "/v1/account",
@@ -11275,6 +11318,35 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200,
     "noStore": false,
     "idempotent": true
+  },
+  {
+    "operationId": "tipsPlatformWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/tips_platform",
+    "expressPath": "/v1/webhooks/tips_platform",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "415": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "uninstallExtension",

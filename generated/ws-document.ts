@@ -102,17 +102,28 @@ export const wsDocument = {
     "loginAssignments": {
       "address": "login-assignments:{id}",
       "title": "Login assignments",
-      "description": "Outcome of one login assignment (nothing is relayed to it yet).",
+      "description": "Outcome of one login assignment: `login-assignment:assigned` when it is made or made again, `login-assignment:removed` when it is removed. Public (the id is the capability): data carries the assignment's id, provider, status and time only, never a user or account id.",
       "parameters": {
         "id": {
           "description": "The login assignment id."
         }
       },
-      "messages": {},
+      "messages": {
+        "loginAssignmentUpdate": {
+          "$ref": "#/components/messages/loginAssignmentUpdate"
+        }
+      },
       "x-gate": {
         "kind": "Public"
       },
-      "x-feature": null
+      "x-feature": null,
+      "x-relay": {
+        "bus": "login-assignments:{id}",
+        "envelope": "event",
+        "form": "lifted",
+        "event_type_default": null,
+        "resume": "buffer"
+      }
     },
     "events": {
       "address": "events:{account_id}",
@@ -472,7 +483,7 @@ export const wsDocument = {
     "publicStats": {
       "address": "public-stats:{platform}:{broadcast_id}",
       "title": "Public statistics",
-      "description": "Public statistics of one broadcast: a snapshot after subscribed.",
+      "description": "Public statistics of one broadcast: a snapshot after subscribed, then the summary again (public-stats:update) each time a crawler batch changes it.",
       "parameters": {
         "platform": {
           "description": "The platform name."
@@ -484,13 +495,23 @@ export const wsDocument = {
       "messages": {
         "publicStatsBootstrap": {
           "$ref": "#/components/messages/publicStatsBootstrap"
+        },
+        "publicStatsUpdate": {
+          "$ref": "#/components/messages/publicStatsUpdate"
         }
       },
       "x-gate": {
         "kind": "PublicWhenFeature",
         "flag": "system:public_stats"
       },
-      "x-feature": "system:public_stats"
+      "x-feature": "system:public_stats",
+      "x-relay": {
+        "bus": "public-stats:{platform}:{broadcast_id}",
+        "envelope": "event",
+        "form": "lifted",
+        "event_type_default": "public-stats:update",
+        "resume": "buffer"
+      }
     }
   },
   "operations": {
@@ -564,6 +585,19 @@ export const wsDocument = {
       "messages": [
         {
           "$ref": "#/channels/chat/messages/chatUpdate"
+        }
+      ]
+    },
+    "sendLoginAssignments": {
+      "action": "send",
+      "title": "Login assignment frames",
+      "summary": "Frames the server sends on login-assignments:{id}.",
+      "channel": {
+        "$ref": "#/channels/loginAssignments"
+      },
+      "messages": [
+        {
+          "$ref": "#/channels/loginAssignments/messages/loginAssignmentUpdate"
         }
       ]
     },
@@ -763,6 +797,9 @@ export const wsDocument = {
       "messages": [
         {
           "$ref": "#/channels/publicStats/messages/publicStatsBootstrap"
+        },
+        {
+          "$ref": "#/channels/publicStats/messages/publicStatsUpdate"
         }
       ]
     }
@@ -989,7 +1026,7 @@ export const wsDocument = {
       "eventsNotice": {
         "name": "event",
         "title": "Events channel notice",
-        "summary": "A transient notice on the events channel (channel:online, channel:offline, copyright:*, obs:*, ...) or a client broadcast (events:create): data is the publisher's JSON.",
+        "summary": "A transient notice on the events channel or a client broadcast (events:create): data is the publisher's JSON. channel:online / channel:offline (a platform reported a stream start or end; never stored, live only) carry { type, account_id, platform, platform_channel_id, event_id (the stored stream_online / stream_offline event), raw, at }; others: copyright:*, obs:*, test and bot events.",
         "x-direction": "server",
         "payload": {
           "type": "object",
@@ -1114,7 +1151,7 @@ export const wsDocument = {
       "historyUpdate": {
         "name": "event",
         "title": "Stream history update",
-        "summary": "A stream session change (history:session_started, history:session_updated).",
+        "summary": "A stream session change: history:session_started when a platform reports a stream start and no session of that platform is open, history:session_updated when a stream change or end updates the open one (ended_at set at the end). Published only while the account has feature:stream_history.",
         "x-direction": "server",
         "payload": {
           "type": "object",
@@ -1139,7 +1176,80 @@ export const wsDocument = {
               ]
             },
             "data": {
-              "type": "object"
+              "type": "object",
+              "title": "Stream session",
+              "required": [
+                "id",
+                "account_id",
+                "platform",
+                "platform_channel_id",
+                "stream_id",
+                "title",
+                "category",
+                "updates",
+                "started_at",
+                "ended_at",
+                "updated_at"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "account_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "platform": {
+                  "type": "string",
+                  "description": "The reporting platform (platform_a, platform_c, ...)."
+                },
+                "platform_channel_id": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "stream_id": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "description": "The platform's id of the stream, when it reports one."
+                },
+                "title": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "category": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "updates": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "Changes and the end applied to the session so far."
+                },
+                "started_at": {
+                  "type": "string",
+                  "format": "date-time"
+                },
+                "ended_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                },
+                "updated_at": {
+                  "type": "string",
+                  "format": "date-time"
+                }
+              }
             },
             "cursor": {
               "type": "string",
@@ -1224,6 +1334,71 @@ export const wsDocument = {
                 "id": {
                   "type": "string",
                   "format": "uuid"
+                }
+              }
+            },
+            "cursor": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            }
+          }
+        }
+      },
+      "loginAssignmentUpdate": {
+        "name": "event",
+        "title": "Login assignment outcome",
+        "summary": "An assignment was made (again) or removed.",
+        "x-direction": "server",
+        "payload": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "type",
+            "channel",
+            "data",
+            "event_type"
+          ],
+          "properties": {
+            "type": {
+              "const": "event"
+            },
+            "channel": {
+              "type": "string"
+            },
+            "event_type": {
+              "enum": [
+                "login-assignment:assigned",
+                "login-assignment:removed"
+              ]
+            },
+            "data": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "id",
+                "provider",
+                "status",
+                "at"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "provider": {
+                  "type": "string"
+                },
+                "status": {
+                  "enum": [
+                    "assigned",
+                    "removed"
+                  ]
+                },
+                "at": {
+                  "type": "string",
+                  "format": "date-time"
                 }
               }
             },
@@ -1495,6 +1670,42 @@ export const wsDocument = {
             },
             "data": {
               "type": "object"
+            }
+          }
+        }
+      },
+      "publicStatsUpdate": {
+        "name": "event",
+        "title": "Public statistics update",
+        "summary": "The broadcast's public statistics summary (the bootstrap's shape) after a crawler batch changed it; opted-out channels send none.",
+        "x-direction": "server",
+        "payload": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "type",
+            "channel",
+            "data",
+            "event_type"
+          ],
+          "properties": {
+            "type": {
+              "const": "event"
+            },
+            "channel": {
+              "type": "string"
+            },
+            "event_type": {
+              "const": "public-stats:update"
+            },
+            "data": {
+              "type": "object"
+            },
+            "cursor": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
             }
           }
         }

@@ -2006,7 +2006,7 @@ return errors === 0;
 }
 
 exports.validateHistoryUpdate = validate20;
-const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2068,9 +2068,229 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.platform === undefined) && (missing1 = "platform"))) || ((data3.platform_channel_id === undefined) && (missing1 = "platform_channel_id"))) || ((data3.stream_id === undefined) && (missing1 = "stream_id"))) || ((data3.title === undefined) && (missing1 = "title"))) || ((data3.category === undefined) && (missing1 = "category"))) || ((data3.updates === undefined) && (missing1 = "updates"))) || ((data3.started_at === undefined) && (missing1 = "started_at"))) || ((data3.ended_at === undefined) && (missing1 = "ended_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate20.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs10 = errors;
+if(errors === _errs10){
+if(errors === _errs10){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate20.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.platform !== undefined){
+const _errs12 = errors;
+if(typeof data3.platform !== "string"){
+validate20.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.platform_channel_id !== undefined){
+let data7 = data3.platform_channel_id;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema21.properties.data.properties.platform_channel_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.stream_id !== undefined){
+let data8 = data3.stream_id;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/stream_id",schemaPath:"#/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema21.properties.data.properties.stream_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.title !== undefined){
+let data9 = data3.title;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: schema21.properties.data.properties.title.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.category !== undefined){
+let data10 = data3.category;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/type",keyword:"type",params:{type: schema21.properties.data.properties.category.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updates !== undefined){
+let data11 = data3.updates;
+const _errs22 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+validate20.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs22){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+validate20.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.started_at !== undefined){
+let data12 = data3.started_at;
+const _errs24 = errors;
+if(errors === _errs24){
+if(errors === _errs24){
+if(typeof data12 === "string"){
+if(!(formats0.validate(data12))){
+validate20.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs24 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.ended_at !== undefined){
+let data13 = data3.ended_at;
+const _errs26 = errors;
+if((typeof data13 !== "string") && (data13 !== null)){
+validate20.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema21.properties.data.properties.ended_at.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs26){
+if(errors === _errs26){
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+validate20.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data14 = data3.updated_at;
+const _errs28 = errors;
+if(errors === _errs28){
+if(errors === _errs28){
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+validate20.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs28 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -2079,16 +2299,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data4 = data.cursor;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(func2(data4) > 128){
+let data15 = data.cursor;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data15 === "string"){
+if(func2(data15) > 128){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data4) < 1){
+if(func2(data15) < 1){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2099,7 +2319,7 @@ validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs30 === errors;
 }
 else {
 var valid0 = true;
@@ -2450,8 +2670,8 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicNowPlaying = validate23;
-const schema24 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateLoginAssignmentUpdate = validate23;
+const schema24 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2459,14 +2679,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2475,8 +2695,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("music_platform:now-playing" !== data.type){
-validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
+if("event" !== data.type){
+validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2485,11 +2705,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
+if(data.channel !== undefined){
 const _errs3 = errors;
-if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(typeof data.channel !== "string"){
+validate23.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -2498,17 +2717,137 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cursor !== undefined){
-let data2 = data.cursor;
+if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
+if(!((data2 === "login-assignment:assigned") || (data2 === "login-assignment:removed"))){
+validate23.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema24.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if(((((data3.id === undefined) && (missing1 = "id")) || ((data3.provider === undefined) && (missing1 = "provider"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.at === undefined) && (missing1 = "at"))){
+validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!((((key1 === "id") || (key1 === "provider")) || (key1 === "status")) || (key1 === "at"))){
+validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate23.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.provider !== undefined){
+const _errs11 = errors;
+if(typeof data3.provider !== "string"){
+validate23.errors = [{instancePath:instancePath+"/data/provider",schemaPath:"#/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.status !== undefined){
+let data6 = data3.status;
+const _errs13 = errors;
+if(!((data6 === "assigned") || (data6 === "removed"))){
+validate23.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema24.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.at !== undefined){
+let data7 = data3.at;
+const _errs14 = errors;
+if(errors === _errs14){
+if(errors === _errs14){
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+validate23.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data8 = data.cursor;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data8 === "string"){
+if(func2(data8) > 128){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
+if(func2(data8) < 1){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2519,10 +2858,12 @@ validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+}
 }
 }
 }
@@ -2538,8 +2879,8 @@ validate23.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlaySettingsUpdate = validate24;
-const schema25 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateMusicNowPlaying = validate24;
+const schema25 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2547,14 +2888,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
 validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
 validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2563,8 +2904,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("event" !== data.type){
-validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("music_platform:now-playing" !== data.type){
+validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2573,10 +2914,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate24.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -2585,210 +2927,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("overlay:update" !== data.event_type){
-validate24.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data3.id !== undefined){
-let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
-const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-validate24.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.name !== undefined){
-const _errs13 = errors;
-if(typeof data3.name !== "string"){
-validate24.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.settings !== undefined){
-let data7 = data3.settings;
-const _errs15 = errors;
-if(errors === _errs15){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-let data8 = data3.version;
-const _errs18 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate24.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs18){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-validate24.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.created_at !== undefined){
-let data9 = data3.created_at;
-const _errs20 = errors;
-if(errors === _errs20){
-if(errors === _errs20){
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-validate24.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs20 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.updated_at !== undefined){
-let data10 = data3.updated_at;
-const _errs22 = errors;
-if(errors === _errs22){
-if(errors === _errs22){
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-validate24.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs22 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data11 = data.cursor;
-const _errs24 = errors;
-if(errors === _errs24){
-if(typeof data11 === "string"){
-if(func2(data11) > 128){
+let data2 = data.cursor;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
 validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data11) < 1){
+if(func2(data2) < 1){
 validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2799,12 +2948,10 @@ validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-}
 }
 }
 }
@@ -2820,8 +2967,8 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlayUpdate = validate25;
-const schema26 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateOverlaySettingsUpdate = validate25;
+const schema26 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2869,8 +3016,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate25.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("overlay:update" !== data.event_type){
+validate25.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2879,17 +3026,198 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate25.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate25.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.name !== undefined){
+const _errs13 = errors;
+if(typeof data3.name !== "string"){
+validate25.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.settings !== undefined){
+let data7 = data3.settings;
+const _errs15 = errors;
+if(errors === _errs15){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.version !== undefined){
+let data8 = data3.version;
+const _errs18 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate25.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs18){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+validate25.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data9 = data3.created_at;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+validate25.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data10 = data3.updated_at;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+validate25.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data11 = data.cursor;
+const _errs24 = errors;
+if(errors === _errs24){
+if(typeof data11 === "string"){
+if(func2(data11) > 128){
 validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data11) < 1){
 validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2900,10 +3228,11 @@ validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -2920,8 +3249,8 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePing = validate26;
-const schema27 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
+exports.validateOverlayUpdate = validate26;
+const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2929,14 +3258,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "type")){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2944,9 +3273,68 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("ping" !== data.type){
-validate26.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
+const _errs2 = errors;
+if("event" !== data.type){
+validate26.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate26.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2961,8 +3349,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePong = validate27;
-const schema28 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
+exports.validatePing = validate27;
+const schema28 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2985,8 +3373,8 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("pong" !== data.type){
-validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
+if("ping" !== data.type){
+validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -3002,8 +3390,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceBootstrap = validate28;
-const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
+exports.validatePong = validate28;
+const schema29 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3011,14 +3399,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((data.type === undefined) && (missing0 = "type")){
 validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
+if(!(key0 === "type")){
 validate28.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3026,180 +3414,9 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("pong" !== data.type){
+validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate28.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.connections === undefined) && (missing1 = "connections")){
-validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.connections !== undefined){
-let data4 = data3.connections;
-const _errs8 = errors;
-if(errors === _errs8){
-if(Array.isArray(data4)){
-var valid2 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs10 = errors;
-if(errors === _errs10){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing2;
-if((data5.session_id === undefined) && (missing2 = "session_id")){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data5.session_id !== undefined){
-let data6 = data5.session_id;
-const _errs12 = errors;
-if(errors === _errs12){
-if(errors === _errs12){
-if(typeof data6 === "string"){
-if(!(formats2.test(data6))){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs12 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.user_id !== undefined){
-let data7 = data5.user_id;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs14 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.account_id !== undefined){
-let data8 = data5.account_id;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.display_name !== undefined){
-let data9 = data5.display_name;
-const _errs18 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs18 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.avatar_url !== undefined){
-let data10 = data5.avatar_url;
-const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs10 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -3214,8 +3431,8 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceJoin = validate29;
-const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceBootstrap = validate29;
+const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3263,8 +3480,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:join" !== data.event_type){
-validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
+if("bootstrap" !== data.event_type){
+validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3279,86 +3496,123 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.session_id === undefined) && (missing1 = "session_id")){
+if((data3.connections === undefined) && (missing1 = "connections")){
 validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data3.session_id !== undefined){
-let data4 = data3.session_id;
+if(data3.connections !== undefined){
+let data4 = data3.connections;
 const _errs8 = errors;
 if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate29.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate29.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.user_id !== undefined){
-let data5 = data3.user_id;
+if(Array.isArray(data4)){
+var valid2 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 const _errs10 = errors;
-if((typeof data5 !== "string") && (data5 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema30.properties.data.properties.user_id.type},message:"must be string,null"}];
+if(errors === _errs10){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing2;
+if((data5.session_id === undefined) && (missing2 = "session_id")){
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
-var valid1 = _errs10 === errors;
-}
 else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data6 = data3.account_id;
+if(data5.session_id !== undefined){
+let data6 = data5.session_id;
 const _errs12 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema30.properties.data.properties.account_id.type},message:"must be string,null"}];
+if(errors === _errs12){
+if(errors === _errs12){
+if(typeof data6 === "string"){
+if(!(formats2.test(data6))){
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
-var valid1 = _errs12 === errors;
 }
 else {
-var valid1 = true;
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid1){
-if(data3.display_name !== undefined){
-let data7 = data3.display_name;
+}
+}
+var valid3 = _errs12 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.user_id !== undefined){
+let data7 = data5.user_id;
 const _errs14 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema30.properties.data.properties.display_name.type},message:"must be string,null"}];
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs14 === errors;
+var valid3 = _errs14 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data3.avatar_url !== undefined){
-let data8 = data3.avatar_url;
+if(valid3){
+if(data5.account_id !== undefined){
+let data8 = data5.account_id;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema30.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs16 === errors;
+var valid3 = _errs16 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
+}
+if(valid3){
+if(data5.display_name !== undefined){
+let data9 = data5.display_name;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.avatar_url !== undefined){
+let data10 = data5.avatar_url;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
 }
 }
+}
+}
+}
+}
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid2 = _errs10 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 }
@@ -3389,8 +3643,8 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceLeave = validate30;
-const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceJoin = validate30;
+const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3438,8 +3692,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:leave" !== data.event_type){
-validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
+if("presence:join" !== data.event_type){
+validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3564,8 +3818,8 @@ validate30.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePublicStatsBootstrap = validate31;
-const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
+exports.validatePresenceLeave = validate31;
+const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3613,8 +3867,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+if("presence:leave" !== data.event_type){
+validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3626,9 +3880,98 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((data3.session_id === undefined) && (missing1 = "session_id")){
+validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.session_id !== undefined){
+let data4 = data3.session_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate31.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.user_id !== undefined){
+let data5 = data3.user_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema32.properties.data.properties.user_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data6 = data3.account_id;
+const _errs12 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema32.properties.data.properties.account_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.display_name !== undefined){
+let data7 = data3.display_name;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema32.properties.data.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.avatar_url !== undefined){
+let data8 = data3.avatar_url;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema32.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
 validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -3650,8 +3993,8 @@ validate31.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundPlay = validate32;
-const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validatePublicStatsBootstrap = validate32;
+const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3666,7 +4009,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
 validate32.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3699,8 +4042,208 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
+if("bootstrap" !== data.event_type){
+validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+
+exports.validatePublicStatsUpdate = validate33;
+const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate33.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate33.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if("public-stats:update" !== data.event_type){
+validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data4 = data.cursor;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(func2(data4) > 128){
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data4) < 1){
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateSoundPlay = validate34;
+const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate34.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate34.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate34.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
 if("sound:play" !== data.event_type){
-validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
+validate34.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3716,7 +4259,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((data3.sound_id === undefined) && (missing1 = "sound_id")) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.volume === undefined) && (missing1 = "volume"))) || ((data3.stream_url === undefined) && (missing1 = "stream_url"))){
-validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -3727,12 +4270,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate32.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate34.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3746,7 +4289,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs10 = errors;
 if(typeof data3.name !== "string"){
-validate32.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs10 === errors;
@@ -3758,7 +4301,7 @@ if(valid1){
 if(data3.content_type !== undefined){
 const _errs12 = errors;
 if(typeof data3.content_type !== "string"){
-validate32.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -3771,7 +4314,7 @@ if(data3.duration_ms !== undefined){
 let data7 = data3.duration_ms;
 const _errs14 = errors;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-validate32.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema33.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
+validate34.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema35.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
 return false;
 }
 var valid1 = _errs14 === errors;
@@ -3786,18 +4329,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1 || isNaN(data8)){
-validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3845,7 +4388,7 @@ if(data9.type !== undefined){
 let data10 = data9.type;
 const _errs24 = errors;
 if(!((data10 === "overlay") || (data10 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema33.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema35.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3903,7 +4446,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate32.errors = vErrors;
+validate34.errors = vErrors;
 return false;
 }
 else {
@@ -3926,7 +4469,7 @@ if(valid1){
 if(data3.stream_url !== undefined){
 const _errs27 = errors;
 if(typeof data3.stream_url !== "string"){
-validate32.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs27 === errors;
@@ -3943,7 +4486,7 @@ var valid1 = true;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3959,18 +4502,18 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(func2(data13) > 128){
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data13) < 1){
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3987,32 +4530,32 @@ var valid0 = true;
 }
 }
 else {
-validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate32.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundStop = validate33;
-const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateSoundStop = validate35;
+const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
-validate33.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4021,7 +4564,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate33.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4033,7 +4576,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4045,7 +4588,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("sound:stop" !== data.event_type){
-validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
+validate35.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4061,7 +4604,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((data3.sound_id === undefined) && (missing1 = "sound_id")){
-validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4072,12 +4615,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate33.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate33.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4126,7 +4669,7 @@ if(data5.type !== undefined){
 let data6 = data5.type;
 const _errs16 = errors;
 if(!((data6 === "overlay") || (data6 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema34.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema36.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4184,7 +4727,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return false;
 }
 else {
@@ -4207,7 +4750,7 @@ var valid1 = true;
 }
 }
 else {
-validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4223,18 +4766,18 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data8 === "string"){
 if(func2(data8) > 128){
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data8) < 1){
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4251,32 +4794,32 @@ var valid0 = true;
 }
 }
 else {
-validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateStreamEvent = validate34;
-const schema35 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateStreamEvent = validate36;
+const schema37 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
-validate34.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
-validate34.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4285,7 +4828,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4301,7 +4844,7 @@ if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
-validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4312,12 +4855,12 @@ if(errors === _errs5){
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(!(formats2.test(data2))){
-validate34.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4335,12 +4878,12 @@ if(errors === _errs7){
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(!(formats2.test(data3))){
-validate34.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4357,12 +4900,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func2(data4) > 100){
-validate34.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate36.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4375,7 +4918,7 @@ if(valid1){
 if(data1.platform !== undefined){
 const _errs11 = errors;
 if(typeof data1.platform !== "string"){
-validate34.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs11 === errors;
@@ -4388,7 +4931,7 @@ if(data1.external_id !== undefined){
 let data6 = data1.external_id;
 const _errs13 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
-validate34.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema35.properties.data.properties.external_id.type},message:"must be string,null"}];
+validate36.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema37.properties.data.properties.external_id.type},message:"must be string,null"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -4401,7 +4944,7 @@ if(data1.raw !== undefined){
 let data7 = data1.raw;
 const _errs15 = errors;
 if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-validate34.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid1 = _errs15 === errors;
@@ -4417,12 +4960,12 @@ if(errors === _errs17){
 if(errors === _errs17){
 if(typeof data8 === "string"){
 if(!(formats0.validate(data8))){
-validate34.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4441,7 +4984,7 @@ var valid1 = true;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4457,18 +5000,18 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data9 === "string"){
 if(func2(data9) > 128){
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data9) < 1){
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4483,167 +5026,6 @@ var valid0 = true;
 }
 }
 else {
-validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate34.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateSubscribe = validate35;
-const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
-
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
-validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
-validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("subscribe" !== data.type){
-validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-let data1 = data.channel;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.since !== undefined){
-let data2 = data.since;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
-validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data2) < 1){
-validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate35.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateSubscribed = validate36;
-const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
-
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
-validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
-validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("subscribed" !== data.type){
-validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate36.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
 validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
@@ -4652,8 +5034,8 @@ validate36.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribe = validate37;
-const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
+exports.validateSubscribe = validate37;
+const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4668,7 +5050,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
+if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
 validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4677,8 +5059,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribe" !== data.type){
-validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
+if("subscribe" !== data.type){
+validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4713,6 +5095,34 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.since !== undefined){
+let data2 = data.since;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
+validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data2) < 1){
+validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -4726,8 +5136,8 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribed = validate38;
-const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
+exports.validateSubscribed = validate38;
+const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4751,8 +5161,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribed" !== data.type){
-validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+if("subscribed" !== data.type){
+validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4785,8 +5195,8 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWelcome = validate39;
-const schema40 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+exports.validateUnsubscribe = validate39;
+const schema40 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4794,14 +5204,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate39.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4810,8 +5220,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("welcome" !== data.type){
-validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+if("unsubscribe" !== data.type){
+validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4820,40 +5230,31 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.session_id !== undefined){
-let data1 = data.session_id;
+if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
 if(errors === _errs3){
-if(errors === _errs3){
 if(typeof data1 === "string"){
-if(!(formats2.test(data1))){
-validate39.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+if(func2(data1) > 512){
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
 return false;
+}
+else {
+if(func2(data1) < 1){
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
 }
 }
 else {
-validate39.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
 }
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.server_version !== undefined){
-const _errs5 = errors;
-if(typeof data.server_version !== "string"){
-validate39.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -4868,8 +5269,8 @@ validate39.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetSettingsUpdate = validate40;
-const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateUnsubscribed = validate40;
+const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4877,14 +5278,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate40.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate40.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4893,8 +5294,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("event" !== data.type){
-validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("unsubscribed" !== data.type){
+validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4914,11 +5315,153 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+}
+}
+}
+}
+else {
+validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWelcome = validate41;
+const schema42 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("welcome" !== data.type){
+validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session_id !== undefined){
+let data1 = data.session_id;
+const _errs3 = errors;
+if(errors === _errs3){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(!(formats2.test(data1))){
+validate41.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate41.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.server_version !== undefined){
+const _errs5 = errors;
+if(typeof data.server_version !== "string"){
+validate41.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWidgetSettingsUpdate = validate42;
+const schema43 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+validate42.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate42.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate42.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("widget:update" !== data.event_type){
-validate40.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
+validate42.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4934,14 +5477,14 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data3){
 if(!((((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "type")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4954,12 +5497,12 @@ if(errors === _errs9){
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate40.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4977,12 +5520,12 @@ if(errors === _errs11){
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!(formats2.test(data5))){
-validate40.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4996,7 +5539,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs13 = errors;
 if(typeof data3.name !== "string"){
-validate40.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -5008,7 +5551,7 @@ if(valid1){
 if(data3.type !== undefined){
 const _errs15 = errors;
 if(typeof data3.type !== "string"){
-validate40.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs15 === errors;
@@ -5024,7 +5567,7 @@ if(errors === _errs17){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate42.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5038,13 +5581,13 @@ if(data3.version !== undefined){
 let data9 = data3.version;
 const _errs20 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate40.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate42.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 1 || isNaN(data9)){
-validate40.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate42.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -5062,12 +5605,12 @@ if(errors === _errs22){
 if(errors === _errs22){
 if(typeof data10 === "string"){
 if(!(formats0.validate(data10))){
-validate40.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5085,12 +5628,12 @@ if(errors === _errs24){
 if(errors === _errs24){
 if(typeof data11 === "string"){
 if(!(formats0.validate(data11))){
-validate40.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5111,7 +5654,7 @@ var valid1 = true;
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5127,18 +5670,18 @@ const _errs26 = errors;
 if(errors === _errs26){
 if(typeof data12 === "string"){
 if(func2(data12) > 128){
-validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data12) < 1){
-validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5155,32 +5698,32 @@ var valid0 = true;
 }
 }
 else {
-validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetUpdate = validate41;
-const schema42 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateWidgetUpdate = validate43;
+const schema44 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate43.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate43.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5189,7 +5732,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate43.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5201,7 +5744,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate41.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -5213,7 +5756,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if(typeof data.event_type !== "string"){
-validate41.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -5228,18 +5771,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func2(data3) > 128){
-validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data3) < 1){
-validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5255,18 +5798,18 @@ var valid0 = true;
 }
 }
 else {
-validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate43.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateAutomation = validate42;
-const schema43 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateAutomation = validate44;
+const schema45 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -5389,7 +5932,7 @@ else {
 vErrors.push(err7);
 }
 errors++;
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return false;
 }
 else {
@@ -5403,14 +5946,14 @@ vErrors = null;
 }
 }
 }
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateChatMessage = validate43;
-const schema44 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateChatMessage = validate45;
+const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -5623,7 +6166,7 @@ if(data6.avatar_url !== undefined){
 let data10 = data6.avatar_url;
 const _errs29 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5755,7 +6298,7 @@ if(data1.deleted_by !== undefined){
 let data13 = data1.deleted_by;
 const _errs36 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5860,7 +6403,7 @@ if(data1.deleted_by !== undefined){
 let data17 = data1.deleted_by;
 const _errs45 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5879,7 +6422,7 @@ if(data1.action !== undefined){
 let data18 = data1.action;
 const _errs47 = errors;
 if(!((data18 === "ban") || (data18 === "timeout"))){
-const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema46.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5898,7 +6441,7 @@ if(data1.duration_secs !== undefined){
 let data19 = data1.duration_secs;
 const _errs48 = errors;
 if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6041,7 +6584,7 @@ if(data21.target_user_id !== undefined){
 let data25 = data21.target_user_id;
 const _errs61 = errors;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6060,7 +6603,7 @@ if(data21.target_username !== undefined){
 let data26 = data21.target_username;
 const _errs63 = errors;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6079,7 +6622,7 @@ if(data21.platform_message_id !== undefined){
 let data27 = data21.platform_message_id;
 const _errs65 = errors;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6098,7 +6641,7 @@ if(data21.moderator_user_id !== undefined){
 let data28 = data21.moderator_user_id;
 const _errs67 = errors;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6117,7 +6660,7 @@ if(data21.moderator_name !== undefined){
 let data29 = data21.moderator_name;
 const _errs69 = errors;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6136,7 +6679,7 @@ if(data21.duration_secs !== undefined){
 let data30 = data21.duration_secs;
 const _errs71 = errors;
 if((!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))) && (data30 !== null)){
-const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6155,7 +6698,7 @@ if(data21.reason !== undefined){
 let data31 = data21.reason;
 const _errs73 = errors;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6174,7 +6717,7 @@ if(data21.source !== undefined){
 let data32 = data21.source;
 const _errs75 = errors;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6342,7 +6885,7 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs86 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema46.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -6476,7 +7019,7 @@ else {
 vErrors.push(err57);
 }
 errors++;
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return false;
 }
 else {
@@ -6490,14 +7033,14 @@ vErrors = null;
 }
 }
 }
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateEvent = validate44;
-const schema45 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateEvent = validate46;
+const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6572,7 +7115,7 @@ if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs7 = errors;
 if(!(((data2 === "comment:created") || (data2 === "comment:updated")) || (data2 === "comment:voted"))){
-const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7656,7 +8199,7 @@ if(data.event_type !== undefined){
 let data31 = data.event_type;
 const _errs75 = errors;
 if(!((data31 === "history:session_started") || (data31 === "history:session_updated"))){
-const err69 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[6].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err69 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[6].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -7674,8 +8217,11 @@ if(valid9){
 if(data.data !== undefined){
 let data32 = data.data;
 const _errs76 = errors;
-if(!(data32 && typeof data32 == "object" && !Array.isArray(data32))){
-const err70 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(errors === _errs76){
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+let missing9;
+if((((((((((((data32.id === undefined) && (missing9 = "id")) || ((data32.account_id === undefined) && (missing9 = "account_id"))) || ((data32.platform === undefined) && (missing9 = "platform"))) || ((data32.platform_channel_id === undefined) && (missing9 = "platform_channel_id"))) || ((data32.stream_id === undefined) && (missing9 = "stream_id"))) || ((data32.title === undefined) && (missing9 = "title"))) || ((data32.category === undefined) && (missing9 = "category"))) || ((data32.updates === undefined) && (missing9 = "updates"))) || ((data32.started_at === undefined) && (missing9 = "started_at"))) || ((data32.ended_at === undefined) && (missing9 = "ended_at"))) || ((data32.updated_at === undefined) && (missing9 = "updated_at"))){
+const err70 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -7684,19 +8230,15 @@ vErrors.push(err70);
 }
 errors++;
 }
-var valid9 = _errs76 === errors;
-}
 else {
-var valid9 = true;
-}
-if(valid9){
-if(data.cursor !== undefined){
-let data33 = data.cursor;
+if(data32.id !== undefined){
+let data33 = data32.id;
 const _errs78 = errors;
 if(errors === _errs78){
+if(errors === _errs78){
 if(typeof data33 === "string"){
-if(func2(data33) > 128){
-const err71 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(formats2.test(data33))){
+const err71 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/6/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -7705,9 +8247,9 @@ vErrors.push(err71);
 }
 errors++;
 }
+}
 else {
-if(func2(data33) < 1){
-const err72 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err72 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/6/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -7718,8 +8260,20 @@ errors++;
 }
 }
 }
+var valid10 = _errs78 === errors;
+}
 else {
-const err73 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid10 = true;
+}
+if(valid10){
+if(data32.account_id !== undefined){
+let data34 = data32.account_id;
+const _errs80 = errors;
+if(errors === _errs80){
+if(errors === _errs80){
+if(typeof data34 === "string"){
+if(!(formats2.test(data34))){
+const err73 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/6/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -7729,7 +8283,324 @@ vErrors.push(err73);
 errors++;
 }
 }
-var valid9 = _errs78 === errors;
+else {
+const err74 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/6/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+var valid10 = _errs80 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.platform !== undefined){
+const _errs82 = errors;
+if(typeof data32.platform !== "string"){
+const err75 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/6/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+var valid10 = _errs82 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.platform_channel_id !== undefined){
+let data36 = data32.platform_channel_id;
+const _errs84 = errors;
+if((typeof data36 !== "string") && (data36 !== null)){
+const err76 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/6/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+var valid10 = _errs84 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.stream_id !== undefined){
+let data37 = data32.stream_id;
+const _errs86 = errors;
+if((typeof data37 !== "string") && (data37 !== null)){
+const err77 = {instancePath:instancePath+"/data/stream_id",schemaPath:"#/anyOf/6/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.stream_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+var valid10 = _errs86 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.title !== undefined){
+let data38 = data32.title;
+const _errs88 = errors;
+if((typeof data38 !== "string") && (data38 !== null)){
+const err78 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/6/properties/data/properties/title/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.title.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+var valid10 = _errs88 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.category !== undefined){
+let data39 = data32.category;
+const _errs90 = errors;
+if((typeof data39 !== "string") && (data39 !== null)){
+const err79 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/6/properties/data/properties/category/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.category.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+var valid10 = _errs90 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.updates !== undefined){
+let data40 = data32.updates;
+const _errs92 = errors;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err80 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/6/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+if(errors === _errs92){
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 0 || isNaN(data40)){
+const err81 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/6/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+var valid10 = _errs92 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.started_at !== undefined){
+let data41 = data32.started_at;
+const _errs94 = errors;
+if(errors === _errs94){
+if(errors === _errs94){
+if(typeof data41 === "string"){
+if(!(formats0.validate(data41))){
+const err82 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/6/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/6/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+}
+var valid10 = _errs94 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.ended_at !== undefined){
+let data42 = data32.ended_at;
+const _errs96 = errors;
+if((typeof data42 !== "string") && (data42 !== null)){
+const err84 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/6/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.ended_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+if(errors === _errs96){
+if(errors === _errs96){
+if(typeof data42 === "string"){
+if(!(formats0.validate(data42))){
+const err85 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/6/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+}
+var valid10 = _errs96 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data32.updated_at !== undefined){
+let data43 = data32.updated_at;
+const _errs98 = errors;
+if(errors === _errs98){
+if(errors === _errs98){
+if(typeof data43 === "string"){
+if(!(formats0.validate(data43))){
+const err86 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/6/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/6/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+var valid10 = _errs98 === errors;
+}
+else {
+var valid10 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+var valid9 = _errs76 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data.cursor !== undefined){
+let data44 = data.cursor;
+const _errs100 = errors;
+if(errors === _errs100){
+if(typeof data44 === "string"){
+if(func2(data44) > 128){
+const err89 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+else {
+if(func2(data44) < 1){
+const err90 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+var valid9 = _errs100 === errors;
 }
 else {
 var valid9 = true;
@@ -7742,315 +8613,7 @@ var valid9 = true;
 }
 }
 else {
-const err74 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-}
-var _valid0 = _errs69 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs80 = errors;
-if(errors === _errs80){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing9;
-if(((((data.type === undefined) && (missing9 = "type")) || ((data.channel === undefined) && (missing9 = "channel"))) || ((data.data === undefined) && (missing9 = "data"))) || ((data.event_type === undefined) && (missing9 = "event_type"))){
-const err75 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-else {
-const _errs82 = errors;
-for(const key7 in data){
-if(!(((((key7 === "type") || (key7 === "channel")) || (key7 === "event_type")) || (key7 === "data")) || (key7 === "cursor"))){
-const err76 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-break;
-}
-}
-if(_errs82 === errors){
-if(data.type !== undefined){
-const _errs83 = errors;
-if("event" !== data.type){
-const err77 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-var valid10 = _errs83 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.channel !== undefined){
-const _errs84 = errors;
-if(typeof data.channel !== "string"){
-const err78 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
-}
-errors++;
-}
-var valid10 = _errs84 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.event_type !== undefined){
-let data36 = data.event_type;
-const _errs86 = errors;
-if(!((((data36 === "idea:created") || (data36 === "idea:updated")) || (data36 === "idea:status_changed")) || (data36 === "idea:voted"))){
-const err79 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-var valid10 = _errs86 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.data !== undefined){
-let data37 = data.data;
-const _errs87 = errors;
-if(errors === _errs87){
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-let missing10;
-if((data37.id === undefined) && (missing10 = "id")){
-const err80 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
-}
-errors++;
-}
-else {
-if(data37.id !== undefined){
-let data38 = data37.id;
-const _errs89 = errors;
-if(errors === _errs89){
-if(errors === _errs89){
-if(typeof data38 === "string"){
-if(!(formats2.test(data38))){
-const err81 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err81];
-}
-else {
-vErrors.push(err81);
-}
-errors++;
-}
-}
-else {
-const err82 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
-}
-errors++;
-}
-}
-}
-var valid11 = _errs89 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data37.title !== undefined){
-const _errs91 = errors;
-if(typeof data37.title !== "string"){
-const err83 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err83];
-}
-else {
-vErrors.push(err83);
-}
-errors++;
-}
-var valid11 = _errs91 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data37.status !== undefined){
-const _errs93 = errors;
-if(typeof data37.status !== "string"){
-const err84 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/7/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err84];
-}
-else {
-vErrors.push(err84);
-}
-errors++;
-}
-var valid11 = _errs93 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data37.my_vote !== undefined){
-const _errs95 = errors;
-if(data37.my_vote !== null){
-const err85 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/7/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-var valid11 = _errs95 === errors;
-}
-else {
-var valid11 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err86 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-}
-var valid10 = _errs87 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.cursor !== undefined){
-let data42 = data.cursor;
-const _errs97 = errors;
-if(errors === _errs97){
-if(typeof data42 === "string"){
-if(func2(data42) > 128){
-const err87 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err87];
-}
-else {
-vErrors.push(err87);
-}
-errors++;
-}
-else {
-if(func2(data42) < 1){
-const err88 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
-}
-errors++;
-}
-}
-}
-else {
-const err89 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err89];
-}
-else {
-vErrors.push(err89);
-}
-errors++;
-}
-}
-var valid10 = _errs97 === errors;
-}
-else {
-var valid10 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err90 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
-}
-errors++;
-}
-}
-var _valid0 = _errs80 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs99 = errors;
-if(errors === _errs99){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing11;
-if(((((data.type === undefined) && (missing11 = "type")) || ((data.channel === undefined) && (missing11 = "channel"))) || ((data.data === undefined) && (missing11 = "data"))) || ((data.event_type === undefined) && (missing11 = "event_type"))){
-const err91 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-else {
-const _errs101 = errors;
-for(const key8 in data){
-if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
-const err92 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+const err92 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -8058,14 +8621,17 @@ else {
 vErrors.push(err92);
 }
 errors++;
-break;
 }
 }
-if(_errs101 === errors){
-if(data.type !== undefined){
+var _valid0 = _errs69 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
 const _errs102 = errors;
-if("event" !== data.type){
-const err93 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(errors === _errs102){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing10;
+if(((((data.type === undefined) && (missing10 = "type")) || ((data.channel === undefined) && (missing10 = "channel"))) || ((data.data === undefined) && (missing10 = "data"))) || ((data.event_type === undefined) && (missing10 = "event_type"))){
+const err93 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -8074,16 +8640,11 @@ vErrors.push(err93);
 }
 errors++;
 }
-var valid12 = _errs102 === errors;
-}
 else {
-var valid12 = true;
-}
-if(valid12){
-if(data.channel !== undefined){
-const _errs103 = errors;
-if(typeof data.channel !== "string"){
-const err94 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs104 = errors;
+for(const key7 in data){
+if(!(((((key7 === "type") || (key7 === "channel")) || (key7 === "event_type")) || (key7 === "data")) || (key7 === "cursor"))){
+const err94 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -8091,17 +8652,14 @@ else {
 vErrors.push(err94);
 }
 errors++;
+break;
 }
-var valid12 = _errs103 === errors;
 }
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data.event_type !== undefined){
+if(_errs104 === errors){
+if(data.type !== undefined){
 const _errs105 = errors;
-if("idea:deleted" !== data.event_type){
-const err95 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
+if("event" !== data.type){
+const err95 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -8110,20 +8668,16 @@ vErrors.push(err95);
 }
 errors++;
 }
-var valid12 = _errs105 === errors;
+var valid11 = _errs105 === errors;
 }
 else {
-var valid12 = true;
+var valid11 = true;
 }
-if(valid12){
-if(data.data !== undefined){
-let data46 = data.data;
+if(valid11){
+if(data.channel !== undefined){
 const _errs106 = errors;
-if(errors === _errs106){
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-let missing12;
-if((data46.id === undefined) && (missing12 = "id")){
-const err96 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
+if(typeof data.channel !== "string"){
+const err96 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -8132,15 +8686,17 @@ vErrors.push(err96);
 }
 errors++;
 }
+var valid11 = _errs106 === errors;
+}
 else {
-if(data46.id !== undefined){
-let data47 = data46.id;
+var valid11 = true;
+}
+if(valid11){
+if(data.event_type !== undefined){
+let data47 = data.event_type;
 const _errs108 = errors;
-if(errors === _errs108){
-if(errors === _errs108){
-if(typeof data47 === "string"){
-if(!(formats2.test(data47))){
-const err97 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!((((data47 === "idea:created") || (data47 === "idea:updated")) || (data47 === "idea:status_changed")) || (data47 === "idea:voted"))){
+const err97 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -8149,9 +8705,20 @@ vErrors.push(err97);
 }
 errors++;
 }
+var valid11 = _errs108 === errors;
 }
 else {
-const err98 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid11 = true;
+}
+if(valid11){
+if(data.data !== undefined){
+let data48 = data.data;
+const _errs109 = errors;
+if(errors === _errs109){
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+let missing11;
+if((data48.id === undefined) && (missing11 = "id")){
+const err98 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -8160,13 +8727,15 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-}
-}
-}
-}
 else {
-const err99 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data48.id !== undefined){
+let data49 = data48.id;
+const _errs111 = errors;
+if(errors === _errs111){
+if(errors === _errs111){
+if(typeof data49 === "string"){
+if(!(formats2.test(data49))){
+const err99 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -8176,19 +8745,8 @@ vErrors.push(err99);
 errors++;
 }
 }
-var valid12 = _errs106 === errors;
-}
 else {
-var valid12 = true;
-}
-if(valid12){
-if(data.cursor !== undefined){
-let data48 = data.cursor;
-const _errs110 = errors;
-if(errors === _errs110){
-if(typeof data48 === "string"){
-if(func2(data48) > 128){
-const err100 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err100 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -8197,9 +8755,18 @@ vErrors.push(err100);
 }
 errors++;
 }
+}
+}
+var valid12 = _errs111 === errors;
+}
 else {
-if(func2(data48) < 1){
-const err101 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid12 = true;
+}
+if(valid12){
+if(data48.title !== undefined){
+const _errs113 = errors;
+if(typeof data48.title !== "string"){
+const err101 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -8208,10 +8775,16 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
+var valid12 = _errs113 === errors;
 }
 else {
-const err102 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid12 = true;
+}
+if(valid12){
+if(data48.status !== undefined){
+const _errs115 = errors;
+if(typeof data48.status !== "string"){
+const err102 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/7/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -8220,8 +8793,25 @@ vErrors.push(err102);
 }
 errors++;
 }
+var valid12 = _errs115 === errors;
 }
-var valid12 = _errs110 === errors;
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data48.my_vote !== undefined){
+const _errs117 = errors;
+if(data48.my_vote !== null){
+const err103 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/7/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+var valid12 = _errs117 === errors;
 }
 else {
 var valid12 = true;
@@ -8231,28 +8821,8 @@ var valid12 = true;
 }
 }
 }
-}
-}
 else {
-const err103 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err103];
-}
-else {
-vErrors.push(err103);
-}
-errors++;
-}
-}
-var _valid0 = _errs99 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs112 = errors;
-if(errors === _errs112){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing13;
-if((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))){
-const err104 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
+const err104 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -8261,11 +8831,20 @@ vErrors.push(err104);
 }
 errors++;
 }
+}
+var valid11 = _errs109 === errors;
+}
 else {
-const _errs114 = errors;
-for(const key9 in data){
-if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
-const err105 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+var valid11 = true;
+}
+if(valid11){
+if(data.cursor !== undefined){
+let data53 = data.cursor;
+const _errs119 = errors;
+if(errors === _errs119){
+if(typeof data53 === "string"){
+if(func2(data53) > 128){
+const err105 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -8273,14 +8852,10 @@ else {
 vErrors.push(err105);
 }
 errors++;
-break;
 }
-}
-if(_errs114 === errors){
-if(data.type !== undefined){
-const _errs115 = errors;
-if("event" !== data.type){
-const err106 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+if(func2(data53) < 1){
+const err106 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -8289,16 +8864,10 @@ vErrors.push(err106);
 }
 errors++;
 }
-var valid14 = _errs115 === errors;
+}
 }
 else {
-var valid14 = true;
-}
-if(valid14){
-if(data.channel !== undefined){
-const _errs116 = errors;
-if(typeof data.channel !== "string"){
-const err107 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err107 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -8307,16 +8876,21 @@ vErrors.push(err107);
 }
 errors++;
 }
-var valid14 = _errs116 === errors;
+}
+var valid11 = _errs119 === errors;
 }
 else {
-var valid14 = true;
+var valid11 = true;
 }
-if(valid14){
-if(data.event_type !== undefined){
-const _errs118 = errors;
-if("overlay:update" !== data.event_type){
-const err108 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err108 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -8325,20 +8899,16 @@ vErrors.push(err108);
 }
 errors++;
 }
-var valid14 = _errs118 === errors;
 }
-else {
-var valid14 = true;
-}
-if(valid14){
-if(data.data !== undefined){
-let data52 = data.data;
-const _errs119 = errors;
-if(errors === _errs119){
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
-let missing14;
-if((((((((data52.id === undefined) && (missing14 = "id")) || ((data52.account_id === undefined) && (missing14 = "account_id"))) || ((data52.name === undefined) && (missing14 = "name"))) || ((data52.settings === undefined) && (missing14 = "settings"))) || ((data52.version === undefined) && (missing14 = "version"))) || ((data52.created_at === undefined) && (missing14 = "created_at"))) || ((data52.updated_at === undefined) && (missing14 = "updated_at"))){
-const err109 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
+var _valid0 = _errs102 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs121 = errors;
+if(errors === _errs121){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing12;
+if(((((data.type === undefined) && (missing12 = "type")) || ((data.channel === undefined) && (missing12 = "channel"))) || ((data.data === undefined) && (missing12 = "data"))) || ((data.event_type === undefined) && (missing12 = "event_type"))){
+const err109 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -8348,10 +8918,10 @@ vErrors.push(err109);
 errors++;
 }
 else {
-const _errs121 = errors;
-for(const key10 in data52){
-if(!(((((((key10 === "id") || (key10 === "account_id")) || (key10 === "name")) || (key10 === "settings")) || (key10 === "version")) || (key10 === "created_at")) || (key10 === "updated_at"))){
-const err110 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+const _errs123 = errors;
+for(const key8 in data){
+if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
+const err110 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -8362,15 +8932,11 @@ errors++;
 break;
 }
 }
-if(_errs121 === errors){
-if(data52.id !== undefined){
-let data53 = data52.id;
-const _errs122 = errors;
-if(errors === _errs122){
-if(errors === _errs122){
-if(typeof data53 === "string"){
-if(!(formats2.test(data53))){
-const err111 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(_errs123 === errors){
+if(data.type !== undefined){
+const _errs124 = errors;
+if("event" !== data.type){
+const err111 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -8379,9 +8945,16 @@ vErrors.push(err111);
 }
 errors++;
 }
+var valid13 = _errs124 === errors;
 }
 else {
-const err112 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid13 = true;
+}
+if(valid13){
+if(data.channel !== undefined){
+const _errs125 = errors;
+if(typeof data.channel !== "string"){
+const err112 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -8390,22 +8963,16 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-}
-var valid15 = _errs122 === errors;
+var valid13 = _errs125 === errors;
 }
 else {
-var valid15 = true;
+var valid13 = true;
 }
-if(valid15){
-if(data52.account_id !== undefined){
-let data54 = data52.account_id;
-const _errs124 = errors;
-if(errors === _errs124){
-if(errors === _errs124){
-if(typeof data54 === "string"){
-if(!(formats2.test(data54))){
-const err113 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/9/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(valid13){
+if(data.event_type !== undefined){
+const _errs127 = errors;
+if("idea:deleted" !== data.event_type){
+const err113 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -8414,9 +8981,20 @@ vErrors.push(err113);
 }
 errors++;
 }
+var valid13 = _errs127 === errors;
 }
 else {
-const err114 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/9/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid13 = true;
+}
+if(valid13){
+if(data.data !== undefined){
+let data57 = data.data;
+const _errs128 = errors;
+if(errors === _errs128){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+let missing13;
+if((data57.id === undefined) && (missing13 = "id")){
+const err114 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -8425,18 +9003,15 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-}
-var valid15 = _errs124 === errors;
-}
 else {
-var valid15 = true;
-}
-if(valid15){
-if(data52.name !== undefined){
-const _errs126 = errors;
-if(typeof data52.name !== "string"){
-const err115 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/9/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data57.id !== undefined){
+let data58 = data57.id;
+const _errs130 = errors;
+if(errors === _errs130){
+if(errors === _errs130){
+if(typeof data58 === "string"){
+if(!(formats2.test(data58))){
+const err115 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -8445,20 +9020,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-var valid15 = _errs126 === errors;
 }
 else {
-var valid15 = true;
-}
-if(valid15){
-if(data52.settings !== undefined){
-let data56 = data52.settings;
-const _errs128 = errors;
-if(errors === _errs128){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-}
-else {
-const err116 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/9/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err116 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -8468,17 +9032,12 @@ vErrors.push(err116);
 errors++;
 }
 }
-var valid15 = _errs128 === errors;
+}
+}
+}
 }
 else {
-var valid15 = true;
-}
-if(valid15){
-if(data52.version !== undefined){
-let data57 = data52.version;
-const _errs131 = errors;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
-const err117 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/9/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err117 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -8487,10 +9046,20 @@ vErrors.push(err117);
 }
 errors++;
 }
-if(errors === _errs131){
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 1 || isNaN(data57)){
-const err118 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/9/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+var valid13 = _errs128 === errors;
+}
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data.cursor !== undefined){
+let data59 = data.cursor;
+const _errs132 = errors;
+if(errors === _errs132){
+if(typeof data59 === "string"){
+if(func2(data59) > 128){
+const err118 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -8499,22 +9068,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-}
-var valid15 = _errs131 === errors;
-}
 else {
-var valid15 = true;
-}
-if(valid15){
-if(data52.created_at !== undefined){
-let data58 = data52.created_at;
-const _errs133 = errors;
-if(errors === _errs133){
-if(errors === _errs133){
-if(typeof data58 === "string"){
-if(!(formats0.validate(data58))){
-const err119 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(func2(data59) < 1){
+const err119 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -8524,8 +9080,9 @@ vErrors.push(err119);
 errors++;
 }
 }
+}
 else {
-const err120 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err120 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -8535,21 +9092,20 @@ vErrors.push(err120);
 errors++;
 }
 }
-}
-var valid15 = _errs133 === errors;
+var valid13 = _errs132 === errors;
 }
 else {
-var valid15 = true;
+var valid13 = true;
 }
-if(valid15){
-if(data52.updated_at !== undefined){
-let data59 = data52.updated_at;
-const _errs135 = errors;
-if(errors === _errs135){
-if(errors === _errs135){
-if(typeof data59 === "string"){
-if(!(formats0.validate(data59))){
-const err121 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err121 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -8559,8 +9115,15 @@ vErrors.push(err121);
 errors++;
 }
 }
-else {
-const err122 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs121 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs134 = errors;
+if(errors === _errs134){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing14;
+if(((((data.type === undefined) && (missing14 = "type")) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.data === undefined) && (missing14 = "data"))) || ((data.event_type === undefined) && (missing14 = "event_type"))){
+const err122 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -8569,24 +9132,11 @@ vErrors.push(err122);
 }
 errors++;
 }
-}
-}
-var valid15 = _errs135 === errors;
-}
 else {
-var valid15 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err123 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs136 = errors;
+for(const key9 in data){
+if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
+const err123 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -8594,21 +9144,14 @@ else {
 vErrors.push(err123);
 }
 errors++;
+break;
 }
 }
-var valid14 = _errs119 === errors;
-}
-else {
-var valid14 = true;
-}
-if(valid14){
-if(data.cursor !== undefined){
-let data60 = data.cursor;
+if(_errs136 === errors){
+if(data.type !== undefined){
 const _errs137 = errors;
-if(errors === _errs137){
-if(typeof data60 === "string"){
-if(func2(data60) > 128){
-const err124 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if("event" !== data.type){
+const err124 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -8617,9 +9160,16 @@ vErrors.push(err124);
 }
 errors++;
 }
+var valid15 = _errs137 === errors;
+}
 else {
-if(func2(data60) < 1){
-const err125 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid15 = true;
+}
+if(valid15){
+if(data.channel !== undefined){
+const _errs138 = errors;
+if(typeof data.channel !== "string"){
+const err125 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -8628,10 +9178,17 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
+var valid15 = _errs138 === errors;
 }
 else {
-const err126 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid15 = true;
+}
+if(valid15){
+if(data.event_type !== undefined){
+let data62 = data.event_type;
+const _errs140 = errors;
+if(!((data62 === "login-assignment:assigned") || (data62 === "login-assignment:removed"))){
+const err126 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -8640,21 +9197,20 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-var valid14 = _errs137 === errors;
-}
-else {
-var valid14 = true;
-}
-}
-}
-}
-}
-}
-}
+var valid15 = _errs140 === errors;
 }
 else {
-const err127 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid15 = true;
+}
+if(valid15){
+if(data.data !== undefined){
+let data63 = data.data;
+const _errs141 = errors;
+if(errors === _errs141){
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+let missing15;
+if(((((data63.id === undefined) && (missing15 = "id")) || ((data63.provider === undefined) && (missing15 = "provider"))) || ((data63.status === undefined) && (missing15 = "status"))) || ((data63.at === undefined) && (missing15 = "at"))){
+const err127 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -8663,16 +9219,11 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-var _valid0 = _errs112 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs139 = errors;
-if(errors === _errs139){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing15;
-if((((data.type === undefined) && (missing15 = "type")) || ((data.channel === undefined) && (missing15 = "channel"))) || ((data.data === undefined) && (missing15 = "data"))){
-const err128 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+else {
+const _errs143 = errors;
+for(const key10 in data63){
+if(!((((key10 === "id") || (key10 === "provider")) || (key10 === "status")) || (key10 === "at"))){
+const err128 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -8680,12 +9231,18 @@ else {
 vErrors.push(err128);
 }
 errors++;
+break;
 }
-else {
-const _errs141 = errors;
-for(const key11 in data){
-if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
-const err129 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+if(_errs143 === errors){
+if(data63.id !== undefined){
+let data64 = data63.id;
+const _errs144 = errors;
+if(errors === _errs144){
+if(errors === _errs144){
+if(typeof data64 === "string"){
+if(!(formats2.test(data64))){
+const err129 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -8693,14 +9250,10 @@ else {
 vErrors.push(err129);
 }
 errors++;
-break;
 }
 }
-if(_errs141 === errors){
-if(data.type !== undefined){
-const _errs142 = errors;
-if("event" !== data.type){
-const err130 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const err130 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -8709,16 +9262,18 @@ vErrors.push(err130);
 }
 errors++;
 }
-var valid16 = _errs142 === errors;
+}
+}
+var valid16 = _errs144 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data.channel !== undefined){
-const _errs143 = errors;
-if(typeof data.channel !== "string"){
-const err131 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data63.provider !== undefined){
+const _errs146 = errors;
+if(typeof data63.provider !== "string"){
+const err131 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/9/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -8727,16 +9282,17 @@ vErrors.push(err131);
 }
 errors++;
 }
-var valid16 = _errs143 === errors;
+var valid16 = _errs146 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data.event_type !== undefined){
-const _errs145 = errors;
-if(typeof data.event_type !== "string"){
-const err132 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data63.status !== undefined){
+let data66 = data63.status;
+const _errs148 = errors;
+if(!((data66 === "assigned") || (data66 === "removed"))){
+const err132 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/9/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -8745,19 +9301,20 @@ vErrors.push(err132);
 }
 errors++;
 }
-var valid16 = _errs145 === errors;
+var valid16 = _errs148 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data.cursor !== undefined){
-let data64 = data.cursor;
-const _errs147 = errors;
-if(errors === _errs147){
-if(typeof data64 === "string"){
-if(func2(data64) > 128){
-const err133 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data63.at !== undefined){
+let data67 = data63.at;
+const _errs149 = errors;
+if(errors === _errs149){
+if(errors === _errs149){
+if(typeof data67 === "string"){
+if(!(formats0.validate(data67))){
+const err133 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -8766,9 +9323,9 @@ vErrors.push(err133);
 }
 errors++;
 }
+}
 else {
-if(func2(data64) < 1){
-const err134 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err134 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -8779,18 +9336,7 @@ errors++;
 }
 }
 }
-else {
-const err135 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err135];
-}
-else {
-vErrors.push(err135);
-}
-errors++;
-}
-}
-var valid16 = _errs147 === errors;
+var valid16 = _errs149 === errors;
 }
 else {
 var valid16 = true;
@@ -8802,7 +9348,29 @@ var valid16 = true;
 }
 }
 else {
-const err136 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err135 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+var valid15 = _errs141 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data.cursor !== undefined){
+let data68 = data.cursor;
+const _errs151 = errors;
+if(errors === _errs151){
+if(typeof data68 === "string"){
+if(func2(data68) > 128){
+const err136 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -8811,16 +9379,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-}
-var _valid0 = _errs139 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs149 = errors;
-if(errors === _errs149){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing16;
-if(((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))) || ((data.event_type === undefined) && (missing16 = "event_type"))){
-const err137 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+else {
+if(func2(data68) < 1){
+const err137 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -8829,11 +9390,10 @@ vErrors.push(err137);
 }
 errors++;
 }
+}
+}
 else {
-const _errs151 = errors;
-for(const key12 in data){
-if(!((((key12 === "type") || (key12 === "channel")) || (key12 === "event_type")) || (key12 === "data"))){
-const err138 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+const err138 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -8841,14 +9401,22 @@ else {
 vErrors.push(err138);
 }
 errors++;
-break;
 }
 }
-if(_errs151 === errors){
-if(data.type !== undefined){
-const _errs152 = errors;
-if("event" !== data.type){
-const err139 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var valid15 = _errs151 === errors;
+}
+else {
+var valid15 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err139 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -8857,16 +9425,16 @@ vErrors.push(err139);
 }
 errors++;
 }
-var valid17 = _errs152 === errors;
 }
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data.channel !== undefined){
+var _valid0 = _errs134 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
 const _errs153 = errors;
-if(typeof data.channel !== "string"){
-const err140 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs153){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing16;
+if((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))){
+const err140 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -8875,16 +9443,11 @@ vErrors.push(err140);
 }
 errors++;
 }
-var valid17 = _errs153 === errors;
-}
 else {
-var valid17 = true;
-}
-if(valid17){
-if(data.event_type !== undefined){
 const _errs155 = errors;
-if("bootstrap" !== data.event_type){
-const err141 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+for(const key11 in data){
+if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
+const err141 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -8892,21 +9455,14 @@ else {
 vErrors.push(err141);
 }
 errors++;
+break;
 }
-var valid17 = _errs155 === errors;
 }
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data.data !== undefined){
-let data68 = data.data;
+if(_errs155 === errors){
+if(data.type !== undefined){
 const _errs156 = errors;
-if(errors === _errs156){
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-let missing17;
-if((data68.connections === undefined) && (missing17 = "connections")){
-const err142 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
+if("event" !== data.type){
+const err142 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -8915,22 +9471,16 @@ vErrors.push(err142);
 }
 errors++;
 }
+var valid17 = _errs156 === errors;
+}
 else {
-if(data68.connections !== undefined){
-let data69 = data68.connections;
-const _errs158 = errors;
-if(errors === _errs158){
-if(Array.isArray(data69)){
-var valid19 = true;
-const len0 = data69.length;
-for(let i0=0; i0<len0; i0++){
-let data70 = data69[i0];
-const _errs160 = errors;
-if(errors === _errs160){
-if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
-let missing18;
-if((data70.session_id === undefined) && (missing18 = "session_id")){
-const err143 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/11/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
+var valid17 = true;
+}
+if(valid17){
+if(data.channel !== undefined){
+const _errs157 = errors;
+if(typeof data.channel !== "string"){
+const err143 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -8939,15 +9489,16 @@ vErrors.push(err143);
 }
 errors++;
 }
+var valid17 = _errs157 === errors;
+}
 else {
-if(data70.session_id !== undefined){
-let data71 = data70.session_id;
-const _errs162 = errors;
-if(errors === _errs162){
-if(errors === _errs162){
-if(typeof data71 === "string"){
-if(!(formats2.test(data71))){
-const err144 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid17 = true;
+}
+if(valid17){
+if(data.event_type !== undefined){
+const _errs159 = errors;
+if("overlay:update" !== data.event_type){
+const err144 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -8956,9 +9507,20 @@ vErrors.push(err144);
 }
 errors++;
 }
+var valid17 = _errs159 === errors;
 }
 else {
-const err145 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid17 = true;
+}
+if(valid17){
+if(data.data !== undefined){
+let data72 = data.data;
+const _errs160 = errors;
+if(errors === _errs160){
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+let missing17;
+if((((((((data72.id === undefined) && (missing17 = "id")) || ((data72.account_id === undefined) && (missing17 = "account_id"))) || ((data72.name === undefined) && (missing17 = "name"))) || ((data72.settings === undefined) && (missing17 = "settings"))) || ((data72.version === undefined) && (missing17 = "version"))) || ((data72.created_at === undefined) && (missing17 = "created_at"))) || ((data72.updated_at === undefined) && (missing17 = "updated_at"))){
+const err145 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -8967,19 +9529,11 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-}
-var valid20 = _errs162 === errors;
-}
 else {
-var valid20 = true;
-}
-if(valid20){
-if(data70.user_id !== undefined){
-let data72 = data70.user_id;
-const _errs164 = errors;
-if((typeof data72 !== "string") && (data72 !== null)){
-const err146 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
+const _errs162 = errors;
+for(const key12 in data72){
+if(!(((((((key12 === "id") || (key12 === "account_id")) || (key12 === "name")) || (key12 === "settings")) || (key12 === "version")) || (key12 === "created_at")) || (key12 === "updated_at"))){
+const err146 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -8987,18 +9541,18 @@ else {
 vErrors.push(err146);
 }
 errors++;
+break;
 }
-var valid20 = _errs164 === errors;
 }
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data70.account_id !== undefined){
-let data73 = data70.account_id;
-const _errs166 = errors;
-if((typeof data73 !== "string") && (data73 !== null)){
-const err147 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
+if(_errs162 === errors){
+if(data72.id !== undefined){
+let data73 = data72.id;
+const _errs163 = errors;
+if(errors === _errs163){
+if(errors === _errs163){
+if(typeof data73 === "string"){
+if(!(formats2.test(data73))){
+const err147 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -9007,17 +9561,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-var valid20 = _errs166 === errors;
 }
 else {
-var valid20 = true;
-}
-if(valid20){
-if(data70.display_name !== undefined){
-let data74 = data70.display_name;
-const _errs168 = errors;
-if((typeof data74 !== "string") && (data74 !== null)){
-const err148 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
+const err148 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -9026,17 +9572,22 @@ vErrors.push(err148);
 }
 errors++;
 }
-var valid20 = _errs168 === errors;
+}
+}
+var valid18 = _errs163 === errors;
 }
 else {
-var valid20 = true;
+var valid18 = true;
 }
-if(valid20){
-if(data70.avatar_url !== undefined){
-let data75 = data70.avatar_url;
-const _errs170 = errors;
-if((typeof data75 !== "string") && (data75 !== null)){
-const err149 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(valid18){
+if(data72.account_id !== undefined){
+let data74 = data72.account_id;
+const _errs165 = errors;
+if(errors === _errs165){
+if(errors === _errs165){
+if(typeof data74 === "string"){
+if(!(formats2.test(data74))){
+const err149 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -9045,19 +9596,9 @@ vErrors.push(err149);
 }
 errors++;
 }
-var valid20 = _errs170 === errors;
 }
 else {
-var valid20 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err150 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/11/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err150 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -9067,14 +9608,17 @@ vErrors.push(err150);
 errors++;
 }
 }
-var valid19 = _errs160 === errors;
-if(!valid19){
-break;
 }
-}
+var valid18 = _errs165 === errors;
 }
 else {
-const err151 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/11/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var valid18 = true;
+}
+if(valid18){
+if(data72.name !== undefined){
+const _errs167 = errors;
+if(typeof data72.name !== "string"){
+const err151 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/10/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -9083,12 +9627,20 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-}
-}
+var valid18 = _errs167 === errors;
 }
 else {
-const err152 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid18 = true;
+}
+if(valid18){
+if(data72.settings !== undefined){
+let data76 = data72.settings;
+const _errs169 = errors;
+if(errors === _errs169){
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+}
+else {
+const err152 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/10/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -9098,19 +9650,17 @@ vErrors.push(err152);
 errors++;
 }
 }
-var valid17 = _errs156 === errors;
+var valid18 = _errs169 === errors;
 }
 else {
-var valid17 = true;
+var valid18 = true;
 }
-}
-}
-}
-}
-}
-}
-else {
-const err153 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid18){
+if(data72.version !== undefined){
+let data77 = data72.version;
+const _errs172 = errors;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err153 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -9119,16 +9669,10 @@ vErrors.push(err153);
 }
 errors++;
 }
-}
-var _valid0 = _errs149 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs172 = errors;
 if(errors === _errs172){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing19;
-if(((((data.type === undefined) && (missing19 = "type")) || ((data.channel === undefined) && (missing19 = "channel"))) || ((data.data === undefined) && (missing19 = "data"))) || ((data.event_type === undefined) && (missing19 = "event_type"))){
-const err154 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1 || isNaN(data77)){
+const err154 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -9137,11 +9681,22 @@ vErrors.push(err154);
 }
 errors++;
 }
+}
+}
+var valid18 = _errs172 === errors;
+}
 else {
+var valid18 = true;
+}
+if(valid18){
+if(data72.created_at !== undefined){
+let data78 = data72.created_at;
 const _errs174 = errors;
-for(const key13 in data){
-if(!((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data"))){
-const err155 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+if(errors === _errs174){
+if(errors === _errs174){
+if(typeof data78 === "string"){
+if(!(formats0.validate(data78))){
+const err155 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -9149,14 +9704,10 @@ else {
 vErrors.push(err155);
 }
 errors++;
-break;
 }
 }
-if(_errs174 === errors){
-if(data.type !== undefined){
-const _errs175 = errors;
-if("event" !== data.type){
-const err156 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const err156 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -9165,16 +9716,22 @@ vErrors.push(err156);
 }
 errors++;
 }
-var valid21 = _errs175 === errors;
+}
+}
+var valid18 = _errs174 === errors;
 }
 else {
-var valid21 = true;
+var valid18 = true;
 }
-if(valid21){
-if(data.channel !== undefined){
+if(valid18){
+if(data72.updated_at !== undefined){
+let data79 = data72.updated_at;
 const _errs176 = errors;
-if(typeof data.channel !== "string"){
-const err157 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs176){
+if(errors === _errs176){
+if(typeof data79 === "string"){
+if(!(formats0.validate(data79))){
+const err157 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -9183,16 +9740,9 @@ vErrors.push(err157);
 }
 errors++;
 }
-var valid21 = _errs176 === errors;
 }
 else {
-var valid21 = true;
-}
-if(valid21){
-if(data.event_type !== undefined){
-const _errs178 = errors;
-if("presence:join" !== data.event_type){
-const err158 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+const err158 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -9201,20 +9751,24 @@ vErrors.push(err158);
 }
 errors++;
 }
-var valid21 = _errs178 === errors;
+}
+}
+var valid18 = _errs176 === errors;
 }
 else {
-var valid21 = true;
+var valid18 = true;
 }
-if(valid21){
-if(data.data !== undefined){
-let data79 = data.data;
-const _errs179 = errors;
-if(errors === _errs179){
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-let missing20;
-if((data79.session_id === undefined) && (missing20 = "session_id")){
-const err159 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err159 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -9223,15 +9777,20 @@ vErrors.push(err159);
 }
 errors++;
 }
+}
+var valid17 = _errs160 === errors;
+}
 else {
-if(data79.session_id !== undefined){
-let data80 = data79.session_id;
-const _errs181 = errors;
-if(errors === _errs181){
-if(errors === _errs181){
+var valid17 = true;
+}
+if(valid17){
+if(data.cursor !== undefined){
+let data80 = data.cursor;
+const _errs178 = errors;
+if(errors === _errs178){
 if(typeof data80 === "string"){
-if(!(formats2.test(data80))){
-const err160 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/12/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(func2(data80) > 128){
+const err160 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -9240,9 +9799,9 @@ vErrors.push(err160);
 }
 errors++;
 }
-}
 else {
-const err161 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/12/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data80) < 1){
+const err161 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -9253,17 +9812,8 @@ errors++;
 }
 }
 }
-var valid22 = _errs181 === errors;
-}
 else {
-var valid22 = true;
-}
-if(valid22){
-if(data79.user_id !== undefined){
-let data81 = data79.user_id;
-const _errs183 = errors;
-if((typeof data81 !== "string") && (data81 !== null)){
-const err162 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/12/properties/data/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.user_id.type},message:"must be string,null"};
+const err162 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -9272,17 +9822,21 @@ vErrors.push(err162);
 }
 errors++;
 }
-var valid22 = _errs183 === errors;
+}
+var valid17 = _errs178 === errors;
 }
 else {
-var valid22 = true;
+var valid17 = true;
 }
-if(valid22){
-if(data79.account_id !== undefined){
-let data82 = data79.account_id;
-const _errs185 = errors;
-if((typeof data82 !== "string") && (data82 !== null)){
-const err163 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/12/properties/data/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.account_id.type},message:"must be string,null"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err163 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -9291,17 +9845,16 @@ vErrors.push(err163);
 }
 errors++;
 }
-var valid22 = _errs185 === errors;
 }
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data79.display_name !== undefined){
-let data83 = data79.display_name;
-const _errs187 = errors;
-if((typeof data83 !== "string") && (data83 !== null)){
-const err164 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/12/properties/data/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.display_name.type},message:"must be string,null"};
+var _valid0 = _errs153 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs180 = errors;
+if(errors === _errs180){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing18;
+if((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))){
+const err164 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -9310,17 +9863,11 @@ vErrors.push(err164);
 }
 errors++;
 }
-var valid22 = _errs187 === errors;
-}
 else {
-var valid22 = true;
-}
-if(valid22){
-if(data79.avatar_url !== undefined){
-let data84 = data79.avatar_url;
-const _errs189 = errors;
-if((typeof data84 !== "string") && (data84 !== null)){
-const err165 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/12/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.avatar_url.type},message:"must be string,null"};
+const _errs182 = errors;
+for(const key13 in data){
+if(!(((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data")) || (key13 === "cursor"))){
+const err165 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -9328,20 +9875,14 @@ else {
 vErrors.push(err165);
 }
 errors++;
-}
-var valid22 = _errs189 === errors;
-}
-else {
-var valid22 = true;
+break;
 }
 }
-}
-}
-}
-}
-}
-else {
-const err166 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs182 === errors){
+if(data.type !== undefined){
+const _errs183 = errors;
+if("event" !== data.type){
+const err166 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -9350,20 +9891,16 @@ vErrors.push(err166);
 }
 errors++;
 }
-}
-var valid21 = _errs179 === errors;
-}
-else {
-var valid21 = true;
-}
-}
-}
-}
-}
-}
+var valid19 = _errs183 === errors;
 }
 else {
-const err167 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid19 = true;
+}
+if(valid19){
+if(data.channel !== undefined){
+const _errs184 = errors;
+if(typeof data.channel !== "string"){
+const err167 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -9372,16 +9909,16 @@ vErrors.push(err167);
 }
 errors++;
 }
+var valid19 = _errs184 === errors;
 }
-var _valid0 = _errs172 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs191 = errors;
-if(errors === _errs191){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing21;
-if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
-const err168 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data.event_type !== undefined){
+const _errs186 = errors;
+if(typeof data.event_type !== "string"){
+const err168 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -9390,11 +9927,19 @@ vErrors.push(err168);
 }
 errors++;
 }
+var valid19 = _errs186 === errors;
+}
 else {
-const _errs193 = errors;
-for(const key14 in data){
-if(!((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data"))){
-const err169 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+var valid19 = true;
+}
+if(valid19){
+if(data.cursor !== undefined){
+let data84 = data.cursor;
+const _errs188 = errors;
+if(errors === _errs188){
+if(typeof data84 === "string"){
+if(func2(data84) > 128){
+const err169 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -9402,14 +9947,10 @@ else {
 vErrors.push(err169);
 }
 errors++;
-break;
 }
-}
-if(_errs193 === errors){
-if(data.type !== undefined){
-const _errs194 = errors;
-if("event" !== data.type){
-const err170 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+if(func2(data84) < 1){
+const err170 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -9418,16 +9959,10 @@ vErrors.push(err170);
 }
 errors++;
 }
-var valid23 = _errs194 === errors;
+}
 }
 else {
-var valid23 = true;
-}
-if(valid23){
-if(data.channel !== undefined){
-const _errs195 = errors;
-if(typeof data.channel !== "string"){
-const err171 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err171 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -9436,16 +9971,20 @@ vErrors.push(err171);
 }
 errors++;
 }
-var valid23 = _errs195 === errors;
+}
+var valid19 = _errs188 === errors;
 }
 else {
-var valid23 = true;
+var valid19 = true;
 }
-if(valid23){
-if(data.event_type !== undefined){
-const _errs197 = errors;
-if("presence:leave" !== data.event_type){
-const err172 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
+}
+}
+}
+}
+}
+}
+else {
+const err172 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -9454,20 +9993,16 @@ vErrors.push(err172);
 }
 errors++;
 }
-var valid23 = _errs197 === errors;
 }
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data.data !== undefined){
-let data88 = data.data;
-const _errs198 = errors;
-if(errors === _errs198){
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
-let missing22;
-if((data88.session_id === undefined) && (missing22 = "session_id")){
-const err173 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+var _valid0 = _errs180 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs190 = errors;
+if(errors === _errs190){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing19;
+if(((((data.type === undefined) && (missing19 = "type")) || ((data.channel === undefined) && (missing19 = "channel"))) || ((data.data === undefined) && (missing19 = "data"))) || ((data.event_type === undefined) && (missing19 = "event_type"))){
+const err173 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -9477,14 +10012,10 @@ vErrors.push(err173);
 errors++;
 }
 else {
-if(data88.session_id !== undefined){
-let data89 = data88.session_id;
-const _errs200 = errors;
-if(errors === _errs200){
-if(errors === _errs200){
-if(typeof data89 === "string"){
-if(!(formats2.test(data89))){
-const err174 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const _errs192 = errors;
+for(const key14 in data){
+if(!((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data"))){
+const err174 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -9492,10 +10023,14 @@ else {
 vErrors.push(err174);
 }
 errors++;
+break;
 }
 }
-else {
-const err175 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs192 === errors){
+if(data.type !== undefined){
+const _errs193 = errors;
+if("event" !== data.type){
+const err175 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -9504,19 +10039,16 @@ vErrors.push(err175);
 }
 errors++;
 }
-}
-}
-var valid24 = _errs200 === errors;
+var valid20 = _errs193 === errors;
 }
 else {
-var valid24 = true;
+var valid20 = true;
 }
-if(valid24){
-if(data88.user_id !== undefined){
-let data90 = data88.user_id;
-const _errs202 = errors;
-if((typeof data90 !== "string") && (data90 !== null)){
-const err176 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/13/properties/data/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.user_id.type},message:"must be string,null"};
+if(valid20){
+if(data.channel !== undefined){
+const _errs194 = errors;
+if(typeof data.channel !== "string"){
+const err176 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -9525,17 +10057,16 @@ vErrors.push(err176);
 }
 errors++;
 }
-var valid24 = _errs202 === errors;
+var valid20 = _errs194 === errors;
 }
 else {
-var valid24 = true;
+var valid20 = true;
 }
-if(valid24){
-if(data88.account_id !== undefined){
-let data91 = data88.account_id;
-const _errs204 = errors;
-if((typeof data91 !== "string") && (data91 !== null)){
-const err177 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.account_id.type},message:"must be string,null"};
+if(valid20){
+if(data.event_type !== undefined){
+const _errs196 = errors;
+if("bootstrap" !== data.event_type){
+const err177 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -9544,17 +10075,20 @@ vErrors.push(err177);
 }
 errors++;
 }
-var valid24 = _errs204 === errors;
+var valid20 = _errs196 === errors;
 }
 else {
-var valid24 = true;
+var valid20 = true;
 }
-if(valid24){
-if(data88.display_name !== undefined){
-let data92 = data88.display_name;
-const _errs206 = errors;
-if((typeof data92 !== "string") && (data92 !== null)){
-const err178 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/13/properties/data/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.display_name.type},message:"must be string,null"};
+if(valid20){
+if(data.data !== undefined){
+let data88 = data.data;
+const _errs197 = errors;
+if(errors === _errs197){
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+let missing20;
+if((data88.connections === undefined) && (missing20 = "connections")){
+const err178 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -9563,17 +10097,22 @@ vErrors.push(err178);
 }
 errors++;
 }
-var valid24 = _errs206 === errors;
-}
 else {
-var valid24 = true;
-}
-if(valid24){
-if(data88.avatar_url !== undefined){
-let data93 = data88.avatar_url;
-const _errs208 = errors;
-if((typeof data93 !== "string") && (data93 !== null)){
-const err179 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(data88.connections !== undefined){
+let data89 = data88.connections;
+const _errs199 = errors;
+if(errors === _errs199){
+if(Array.isArray(data89)){
+var valid22 = true;
+const len0 = data89.length;
+for(let i0=0; i0<len0; i0++){
+let data90 = data89[i0];
+const _errs201 = errors;
+if(errors === _errs201){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+let missing21;
+if((data90.session_id === undefined) && (missing21 = "session_id")){
+const err179 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -9582,19 +10121,15 @@ vErrors.push(err179);
 }
 errors++;
 }
-var valid24 = _errs208 === errors;
-}
 else {
-var valid24 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err180 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data90.session_id !== undefined){
+let data91 = data90.session_id;
+const _errs203 = errors;
+if(errors === _errs203){
+if(errors === _errs203){
+if(typeof data91 === "string"){
+if(!(formats2.test(data91))){
+const err180 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -9604,7 +10139,95 @@ vErrors.push(err180);
 errors++;
 }
 }
-var valid23 = _errs198 === errors;
+else {
+const err181 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+}
+}
+var valid23 = _errs203 === errors;
+}
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data90.user_id !== undefined){
+let data92 = data90.user_id;
+const _errs205 = errors;
+if((typeof data92 !== "string") && (data92 !== null)){
+const err182 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+var valid23 = _errs205 === errors;
+}
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data90.account_id !== undefined){
+let data93 = data90.account_id;
+const _errs207 = errors;
+if((typeof data93 !== "string") && (data93 !== null)){
+const err183 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+var valid23 = _errs207 === errors;
+}
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data90.display_name !== undefined){
+let data94 = data90.display_name;
+const _errs209 = errors;
+if((typeof data94 !== "string") && (data94 !== null)){
+const err184 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+var valid23 = _errs209 === errors;
+}
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data90.avatar_url !== undefined){
+let data95 = data90.avatar_url;
+const _errs211 = errors;
+if((typeof data95 !== "string") && (data95 !== null)){
+const err185 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+var valid23 = _errs211 === errors;
 }
 else {
 var valid23 = true;
@@ -9616,89 +10239,7 @@ var valid23 = true;
 }
 }
 else {
-const err181 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err181];
-}
-else {
-vErrors.push(err181);
-}
-errors++;
-}
-}
-var _valid0 = _errs191 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs210 = errors;
-if(errors === _errs210){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing23;
-if(((((data.type === undefined) && (missing23 = "type")) || ((data.channel === undefined) && (missing23 = "channel"))) || ((data.data === undefined) && (missing23 = "data"))) || ((data.event_type === undefined) && (missing23 = "event_type"))){
-const err182 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
-if(vErrors === null){
-vErrors = [err182];
-}
-else {
-vErrors.push(err182);
-}
-errors++;
-}
-else {
-const _errs212 = errors;
-for(const key15 in data){
-if(!((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data"))){
-const err183 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err183];
-}
-else {
-vErrors.push(err183);
-}
-errors++;
-break;
-}
-}
-if(_errs212 === errors){
-if(data.type !== undefined){
-const _errs213 = errors;
-if("event" !== data.type){
-const err184 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err184];
-}
-else {
-vErrors.push(err184);
-}
-errors++;
-}
-var valid25 = _errs213 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data.channel !== undefined){
-const _errs214 = errors;
-if(typeof data.channel !== "string"){
-const err185 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err185];
-}
-else {
-vErrors.push(err185);
-}
-errors++;
-}
-var valid25 = _errs214 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data.event_type !== undefined){
-const _errs216 = errors;
-if("bootstrap" !== data.event_type){
-const err186 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+const err186 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -9707,17 +10248,15 @@ vErrors.push(err186);
 }
 errors++;
 }
-var valid25 = _errs216 === errors;
+}
+var valid22 = _errs201 === errors;
+if(!valid22){
+break;
+}
+}
 }
 else {
-var valid25 = true;
-}
-if(valid25){
-if(data.data !== undefined){
-let data97 = data.data;
-const _errs217 = errors;
-if(!(data97 && typeof data97 == "object" && !Array.isArray(data97))){
-const err187 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err187 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/12/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -9726,19 +10265,12 @@ vErrors.push(err187);
 }
 errors++;
 }
-var valid25 = _errs217 === errors;
-}
-else {
-var valid25 = true;
-}
-}
-}
 }
 }
 }
 }
 else {
-const err188 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err188 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -9748,15 +10280,19 @@ vErrors.push(err188);
 errors++;
 }
 }
-var _valid0 = _errs210 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs219 = errors;
-if(errors === _errs219){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing24;
-if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
-const err189 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
+var valid20 = _errs197 === errors;
+}
+else {
+var valid20 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err189 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -9765,11 +10301,16 @@ vErrors.push(err189);
 }
 errors++;
 }
-else {
-const _errs221 = errors;
-for(const key16 in data){
-if(!(((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data")) || (key16 === "cursor"))){
-const err190 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs190 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs213 = errors;
+if(errors === _errs213){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing22;
+if(((((data.type === undefined) && (missing22 = "type")) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.data === undefined) && (missing22 = "data"))) || ((data.event_type === undefined) && (missing22 = "event_type"))){
+const err190 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -9777,14 +10318,12 @@ else {
 vErrors.push(err190);
 }
 errors++;
-break;
 }
-}
-if(_errs221 === errors){
-if(data.type !== undefined){
-const _errs222 = errors;
-if("event" !== data.type){
-const err191 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const _errs215 = errors;
+for(const key15 in data){
+if(!((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data"))){
+const err191 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -9792,17 +10331,14 @@ else {
 vErrors.push(err191);
 }
 errors++;
+break;
 }
-var valid26 = _errs222 === errors;
 }
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data.channel !== undefined){
-const _errs223 = errors;
-if(typeof data.channel !== "string"){
-const err192 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs215 === errors){
+if(data.type !== undefined){
+const _errs216 = errors;
+if("event" !== data.type){
+const err192 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -9811,16 +10347,16 @@ vErrors.push(err192);
 }
 errors++;
 }
-var valid26 = _errs223 === errors;
+var valid24 = _errs216 === errors;
 }
 else {
-var valid26 = true;
+var valid24 = true;
 }
-if(valid26){
-if(data.event_type !== undefined){
-const _errs225 = errors;
-if("sound:play" !== data.event_type){
-const err193 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
+if(valid24){
+if(data.channel !== undefined){
+const _errs217 = errors;
+if(typeof data.channel !== "string"){
+const err193 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -9829,20 +10365,16 @@ vErrors.push(err193);
 }
 errors++;
 }
-var valid26 = _errs225 === errors;
+var valid24 = _errs217 === errors;
 }
 else {
-var valid26 = true;
+var valid24 = true;
 }
-if(valid26){
-if(data.data !== undefined){
-let data101 = data.data;
-const _errs226 = errors;
-if(errors === _errs226){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-let missing25;
-if(((((data101.sound_id === undefined) && (missing25 = "sound_id")) || ((data101.name === undefined) && (missing25 = "name"))) || ((data101.volume === undefined) && (missing25 = "volume"))) || ((data101.stream_url === undefined) && (missing25 = "stream_url"))){
-const err194 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
+if(valid24){
+if(data.event_type !== undefined){
+const _errs219 = errors;
+if("presence:join" !== data.event_type){
+const err194 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -9851,15 +10383,20 @@ vErrors.push(err194);
 }
 errors++;
 }
+var valid24 = _errs219 === errors;
+}
 else {
-if(data101.sound_id !== undefined){
-let data102 = data101.sound_id;
-const _errs228 = errors;
-if(errors === _errs228){
-if(errors === _errs228){
-if(typeof data102 === "string"){
-if(!(formats2.test(data102))){
-const err195 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/15/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid24 = true;
+}
+if(valid24){
+if(data.data !== undefined){
+let data99 = data.data;
+const _errs220 = errors;
+if(errors === _errs220){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+let missing23;
+if((data99.session_id === undefined) && (missing23 = "session_id")){
+const err195 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -9868,9 +10405,15 @@ vErrors.push(err195);
 }
 errors++;
 }
-}
 else {
-const err196 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/15/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data99.session_id !== undefined){
+let data100 = data99.session_id;
+const _errs222 = errors;
+if(errors === _errs222){
+if(errors === _errs222){
+if(typeof data100 === "string"){
+if(!(formats2.test(data100))){
+const err196 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -9880,17 +10423,8 @@ vErrors.push(err196);
 errors++;
 }
 }
-}
-var valid27 = _errs228 === errors;
-}
 else {
-var valid27 = true;
-}
-if(valid27){
-if(data101.name !== undefined){
-const _errs230 = errors;
-if(typeof data101.name !== "string"){
-const err197 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/15/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err197 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -9899,16 +10433,19 @@ vErrors.push(err197);
 }
 errors++;
 }
-var valid27 = _errs230 === errors;
+}
+}
+var valid25 = _errs222 === errors;
 }
 else {
-var valid27 = true;
+var valid25 = true;
 }
-if(valid27){
-if(data101.content_type !== undefined){
-const _errs232 = errors;
-if(typeof data101.content_type !== "string"){
-const err198 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/15/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid25){
+if(data99.user_id !== undefined){
+let data101 = data99.user_id;
+const _errs224 = errors;
+if((typeof data101 !== "string") && (data101 !== null)){
+const err198 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/13/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -9917,17 +10454,17 @@ vErrors.push(err198);
 }
 errors++;
 }
-var valid27 = _errs232 === errors;
+var valid25 = _errs224 === errors;
 }
 else {
-var valid27 = true;
+var valid25 = true;
 }
-if(valid27){
-if(data101.duration_ms !== undefined){
-let data105 = data101.duration_ms;
-const _errs234 = errors;
-if((!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))) && (data105 !== null)){
-const err199 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/15/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema45.anyOf[15].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+if(valid25){
+if(data99.account_id !== undefined){
+let data102 = data99.account_id;
+const _errs226 = errors;
+if((typeof data102 !== "string") && (data102 !== null)){
+const err199 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -9936,19 +10473,17 @@ vErrors.push(err199);
 }
 errors++;
 }
-var valid27 = _errs234 === errors;
+var valid25 = _errs226 === errors;
 }
 else {
-var valid27 = true;
+var valid25 = true;
 }
-if(valid27){
-if(data101.volume !== undefined){
-let data106 = data101.volume;
-const _errs236 = errors;
-if(errors === _errs236){
-if((typeof data106 == "number") && (isFinite(data106))){
-if(data106 > 1 || isNaN(data106)){
-const err200 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(valid25){
+if(data99.display_name !== undefined){
+let data103 = data99.display_name;
+const _errs228 = errors;
+if((typeof data103 !== "string") && (data103 !== null)){
+const err200 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/13/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -9957,9 +10492,17 @@ vErrors.push(err200);
 }
 errors++;
 }
+var valid25 = _errs228 === errors;
+}
 else {
-if(data106 < 0 || isNaN(data106)){
-const err201 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var valid25 = true;
+}
+if(valid25){
+if(data99.avatar_url !== undefined){
+let data104 = data99.avatar_url;
+const _errs230 = errors;
+if((typeof data104 !== "string") && (data104 !== null)){
+const err201 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -9968,10 +10511,19 @@ vErrors.push(err201);
 }
 errors++;
 }
+var valid25 = _errs230 === errors;
+}
+else {
+var valid25 = true;
+}
+}
+}
+}
+}
 }
 }
 else {
-const err202 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err202 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -9981,20 +10533,19 @@ vErrors.push(err202);
 errors++;
 }
 }
-var valid27 = _errs236 === errors;
+var valid24 = _errs220 === errors;
 }
 else {
-var valid27 = true;
+var valid24 = true;
 }
-if(valid27){
-if(data101.target !== undefined){
-let data107 = data101.target;
-const _errs238 = errors;
-const _errs239 = errors;
-let valid28 = false;
-const _errs240 = errors;
-if(data107 !== null){
-const err203 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+}
+}
+}
+}
+}
+else {
+const err203 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -10003,15 +10554,16 @@ vErrors.push(err203);
 }
 errors++;
 }
-var _valid1 = _errs240 === errors;
-valid28 = valid28 || _valid1;
-if(!valid28){
-const _errs242 = errors;
-if(errors === _errs242){
-if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
-let missing26;
-if(((data107.type === undefined) && (missing26 = "type")) || ((data107.id === undefined) && (missing26 = "id"))){
-const err204 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
+}
+var _valid0 = _errs213 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs232 = errors;
+if(errors === _errs232){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing24;
+if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
+const err204 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -10021,11 +10573,10 @@ vErrors.push(err204);
 errors++;
 }
 else {
-if(data107.type !== undefined){
-let data108 = data107.type;
-const _errs244 = errors;
-if(!((data108 === "overlay") || (data108 === "widget"))){
-const err205 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[15].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const _errs234 = errors;
+for(const key16 in data){
+if(!((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data"))){
+const err205 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -10033,17 +10584,14 @@ else {
 vErrors.push(err205);
 }
 errors++;
+break;
 }
-var valid29 = _errs244 === errors;
 }
-else {
-var valid29 = true;
-}
-if(valid29){
-if(data107.id !== undefined){
-const _errs245 = errors;
-if(typeof data107.id !== "string"){
-const err206 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs234 === errors){
+if(data.type !== undefined){
+const _errs235 = errors;
+if("event" !== data.type){
+const err206 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -10052,16 +10600,16 @@ vErrors.push(err206);
 }
 errors++;
 }
-var valid29 = _errs245 === errors;
+var valid26 = _errs235 === errors;
 }
 else {
-var valid29 = true;
+var valid26 = true;
 }
-}
-}
-}
-else {
-const err207 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid26){
+if(data.channel !== undefined){
+const _errs236 = errors;
+if(typeof data.channel !== "string"){
+const err207 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -10070,12 +10618,16 @@ vErrors.push(err207);
 }
 errors++;
 }
+var valid26 = _errs236 === errors;
 }
-var _valid1 = _errs242 === errors;
-valid28 = valid28 || _valid1;
+else {
+var valid26 = true;
 }
-if(!valid28){
-const err208 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid26){
+if(data.event_type !== undefined){
+const _errs238 = errors;
+if("presence:leave" !== data.event_type){
+const err208 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -10084,27 +10636,20 @@ vErrors.push(err208);
 }
 errors++;
 }
-else {
-errors = _errs239;
-if(vErrors !== null){
-if(_errs239){
-vErrors.length = _errs239;
+var valid26 = _errs238 === errors;
 }
 else {
-vErrors = null;
+var valid26 = true;
 }
-}
-}
-var valid27 = _errs238 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data101.stream_url !== undefined){
-const _errs247 = errors;
-if(typeof data101.stream_url !== "string"){
-const err209 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/15/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid26){
+if(data.data !== undefined){
+let data108 = data.data;
+const _errs239 = errors;
+if(errors === _errs239){
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+let missing25;
+if((data108.session_id === undefined) && (missing25 = "session_id")){
+const err209 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -10113,21 +10658,15 @@ vErrors.push(err209);
 }
 errors++;
 }
-var valid27 = _errs247 === errors;
-}
 else {
-var valid27 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err210 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data108.session_id !== undefined){
+let data109 = data108.session_id;
+const _errs241 = errors;
+if(errors === _errs241){
+if(errors === _errs241){
+if(typeof data109 === "string"){
+if(!(formats2.test(data109))){
+const err210 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -10137,19 +10676,8 @@ vErrors.push(err210);
 errors++;
 }
 }
-var valid26 = _errs226 === errors;
-}
 else {
-var valid26 = true;
-}
-if(valid26){
-if(data.cursor !== undefined){
-let data111 = data.cursor;
-const _errs249 = errors;
-if(errors === _errs249){
-if(typeof data111 === "string"){
-if(func2(data111) > 128){
-const err211 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err211 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -10158,9 +10686,19 @@ vErrors.push(err211);
 }
 errors++;
 }
+}
+}
+var valid27 = _errs241 === errors;
+}
 else {
-if(func2(data111) < 1){
-const err212 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid27 = true;
+}
+if(valid27){
+if(data108.user_id !== undefined){
+let data110 = data108.user_id;
+const _errs243 = errors;
+if((typeof data110 !== "string") && (data110 !== null)){
+const err212 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/14/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -10169,10 +10707,17 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
+var valid27 = _errs243 === errors;
 }
 else {
-const err213 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid27 = true;
+}
+if(valid27){
+if(data108.account_id !== undefined){
+let data111 = data108.account_id;
+const _errs245 = errors;
+if((typeof data111 !== "string") && (data111 !== null)){
+const err213 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -10181,8 +10726,67 @@ vErrors.push(err213);
 }
 errors++;
 }
+var valid27 = _errs245 === errors;
 }
-var valid26 = _errs249 === errors;
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data108.display_name !== undefined){
+let data112 = data108.display_name;
+const _errs247 = errors;
+if((typeof data112 !== "string") && (data112 !== null)){
+const err214 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/14/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+var valid27 = _errs247 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data108.avatar_url !== undefined){
+let data113 = data108.avatar_url;
+const _errs249 = errors;
+if((typeof data113 !== "string") && (data113 !== null)){
+const err215 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+var valid27 = _errs249 === errors;
+}
+else {
+var valid27 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err216 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
+}
+errors++;
+}
+}
+var valid26 = _errs239 === errors;
 }
 else {
 var valid26 = true;
@@ -10193,45 +10797,44 @@ var valid26 = true;
 }
 }
 }
-}
 else {
-const err214 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err217 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err214];
+vErrors = [err217];
 }
 else {
-vErrors.push(err214);
+vErrors.push(err217);
 }
 errors++;
 }
 }
-var _valid0 = _errs219 === errors;
+var _valid0 = _errs232 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
 const _errs251 = errors;
 if(errors === _errs251){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing27;
-if(((((data.type === undefined) && (missing27 = "type")) || ((data.channel === undefined) && (missing27 = "channel"))) || ((data.data === undefined) && (missing27 = "data"))) || ((data.event_type === undefined) && (missing27 = "event_type"))){
-const err215 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
+let missing26;
+if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
+const err218 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
-vErrors = [err215];
+vErrors = [err218];
 }
 else {
-vErrors.push(err215);
+vErrors.push(err218);
 }
 errors++;
 }
 else {
 const _errs253 = errors;
 for(const key17 in data){
-if(!(((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data")) || (key17 === "cursor"))){
-const err216 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(!((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data"))){
+const err219 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err216];
+vErrors = [err219];
 }
 else {
-vErrors.push(err216);
+vErrors.push(err219);
 }
 errors++;
 break;
@@ -10241,65 +10844,7 @@ if(_errs253 === errors){
 if(data.type !== undefined){
 const _errs254 = errors;
 if("event" !== data.type){
-const err217 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err217];
-}
-else {
-vErrors.push(err217);
-}
-errors++;
-}
-var valid30 = _errs254 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data.channel !== undefined){
-const _errs255 = errors;
-if(typeof data.channel !== "string"){
-const err218 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err218];
-}
-else {
-vErrors.push(err218);
-}
-errors++;
-}
-var valid30 = _errs255 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data.event_type !== undefined){
-const _errs257 = errors;
-if("sound:stop" !== data.event_type){
-const err219 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err219];
-}
-else {
-vErrors.push(err219);
-}
-errors++;
-}
-var valid30 = _errs257 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data.data !== undefined){
-let data115 = data.data;
-const _errs258 = errors;
-if(errors === _errs258){
-if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
-let missing28;
-if((data115.sound_id === undefined) && (missing28 = "sound_id")){
-const err220 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
+const err220 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -10308,15 +10853,16 @@ vErrors.push(err220);
 }
 errors++;
 }
+var valid28 = _errs254 === errors;
+}
 else {
-if(data115.sound_id !== undefined){
-let data116 = data115.sound_id;
-const _errs260 = errors;
-if(errors === _errs260){
-if(errors === _errs260){
-if(typeof data116 === "string"){
-if(!(formats2.test(data116))){
-const err221 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/16/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid28 = true;
+}
+if(valid28){
+if(data.channel !== undefined){
+const _errs255 = errors;
+if(typeof data.channel !== "string"){
+const err221 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -10325,9 +10871,16 @@ vErrors.push(err221);
 }
 errors++;
 }
+var valid28 = _errs255 === errors;
 }
 else {
-const err222 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/16/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid28 = true;
+}
+if(valid28){
+if(data.event_type !== undefined){
+const _errs257 = errors;
+if("bootstrap" !== data.event_type){
+const err222 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -10336,22 +10889,17 @@ vErrors.push(err222);
 }
 errors++;
 }
-}
-}
-var valid31 = _errs260 === errors;
+var valid28 = _errs257 === errors;
 }
 else {
-var valid31 = true;
+var valid28 = true;
 }
-if(valid31){
-if(data115.target !== undefined){
-let data117 = data115.target;
-const _errs262 = errors;
-const _errs263 = errors;
-let valid32 = false;
-const _errs264 = errors;
-if(data117 !== null){
-const err223 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(valid28){
+if(data.data !== undefined){
+let data117 = data.data;
+const _errs258 = errors;
+if(!(data117 && typeof data117 == "object" && !Array.isArray(data117))){
+const err223 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -10360,15 +10908,19 @@ vErrors.push(err223);
 }
 errors++;
 }
-var _valid2 = _errs264 === errors;
-valid32 = valid32 || _valid2;
-if(!valid32){
-const _errs266 = errors;
-if(errors === _errs266){
-if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
-let missing29;
-if(((data117.type === undefined) && (missing29 = "type")) || ((data117.id === undefined) && (missing29 = "id"))){
-const err224 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+var valid28 = _errs258 === errors;
+}
+else {
+var valid28 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err224 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -10377,12 +10929,16 @@ vErrors.push(err224);
 }
 errors++;
 }
-else {
-if(data117.type !== undefined){
-let data118 = data117.type;
-const _errs268 = errors;
-if(!((data118 === "overlay") || (data118 === "widget"))){
-const err225 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[16].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+}
+var _valid0 = _errs251 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs260 = errors;
+if(errors === _errs260){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing27;
+if(((((data.type === undefined) && (missing27 = "type")) || ((data.channel === undefined) && (missing27 = "channel"))) || ((data.data === undefined) && (missing27 = "data"))) || ((data.event_type === undefined) && (missing27 = "event_type"))){
+const err225 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -10391,16 +10947,11 @@ vErrors.push(err225);
 }
 errors++;
 }
-var valid33 = _errs268 === errors;
-}
 else {
-var valid33 = true;
-}
-if(valid33){
-if(data117.id !== undefined){
-const _errs269 = errors;
-if(typeof data117.id !== "string"){
-const err226 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs262 = errors;
+for(const key18 in data){
+if(!(((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data")) || (key18 === "cursor"))){
+const err226 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -10408,17 +10959,14 @@ else {
 vErrors.push(err226);
 }
 errors++;
-}
-var valid33 = _errs269 === errors;
-}
-else {
-var valid33 = true;
+break;
 }
 }
-}
-}
-else {
-const err227 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs262 === errors){
+if(data.type !== undefined){
+const _errs263 = errors;
+if("event" !== data.type){
+const err227 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -10427,12 +10975,16 @@ vErrors.push(err227);
 }
 errors++;
 }
+var valid29 = _errs263 === errors;
 }
-var _valid2 = _errs266 === errors;
-valid32 = valid32 || _valid2;
+else {
+var valid29 = true;
 }
-if(!valid32){
-const err228 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid29){
+if(data.channel !== undefined){
+const _errs264 = errors;
+if(typeof data.channel !== "string"){
+const err228 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -10441,27 +10993,16 @@ vErrors.push(err228);
 }
 errors++;
 }
-else {
-errors = _errs263;
-if(vErrors !== null){
-if(_errs263){
-vErrors.length = _errs263;
+var valid29 = _errs264 === errors;
 }
 else {
-vErrors = null;
+var valid29 = true;
 }
-}
-}
-var valid31 = _errs262 === errors;
-}
-else {
-var valid31 = true;
-}
-}
-}
-}
-else {
-const err229 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid29){
+if(data.event_type !== undefined){
+const _errs266 = errors;
+if("public-stats:update" !== data.event_type){
+const err229 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -10470,20 +11011,17 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-var valid30 = _errs258 === errors;
+var valid29 = _errs266 === errors;
 }
 else {
-var valid30 = true;
+var valid29 = true;
 }
-if(valid30){
-if(data.cursor !== undefined){
-let data120 = data.cursor;
-const _errs271 = errors;
-if(errors === _errs271){
-if(typeof data120 === "string"){
-if(func2(data120) > 128){
-const err230 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid29){
+if(data.data !== undefined){
+let data121 = data.data;
+const _errs267 = errors;
+if(!(data121 && typeof data121 == "object" && !Array.isArray(data121))){
+const err230 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -10492,9 +11030,19 @@ vErrors.push(err230);
 }
 errors++;
 }
+var valid29 = _errs267 === errors;
+}
 else {
-if(func2(data120) < 1){
-const err231 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid29 = true;
+}
+if(valid29){
+if(data.cursor !== undefined){
+let data122 = data.cursor;
+const _errs269 = errors;
+if(errors === _errs269){
+if(typeof data122 === "string"){
+if(func2(data122) > 128){
+const err231 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -10503,10 +11051,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-}
-}
 else {
-const err232 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data122) < 1){
+const err232 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -10516,7 +11063,476 @@ vErrors.push(err232);
 errors++;
 }
 }
-var valid30 = _errs271 === errors;
+}
+else {
+const err233 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+}
+var valid29 = _errs269 === errors;
+}
+else {
+var valid29 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err234 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err234];
+}
+else {
+vErrors.push(err234);
+}
+errors++;
+}
+}
+var _valid0 = _errs260 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs271 = errors;
+if(errors === _errs271){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing28;
+if(((((data.type === undefined) && (missing28 = "type")) || ((data.channel === undefined) && (missing28 = "channel"))) || ((data.data === undefined) && (missing28 = "data"))) || ((data.event_type === undefined) && (missing28 = "event_type"))){
+const err235 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
+if(vErrors === null){
+vErrors = [err235];
+}
+else {
+vErrors.push(err235);
+}
+errors++;
+}
+else {
+const _errs273 = errors;
+for(const key19 in data){
+if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
+const err236 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err236];
+}
+else {
+vErrors.push(err236);
+}
+errors++;
+break;
+}
+}
+if(_errs273 === errors){
+if(data.type !== undefined){
+const _errs274 = errors;
+if("event" !== data.type){
+const err237 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+var valid30 = _errs274 === errors;
+}
+else {
+var valid30 = true;
+}
+if(valid30){
+if(data.channel !== undefined){
+const _errs275 = errors;
+if(typeof data.channel !== "string"){
+const err238 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err238];
+}
+else {
+vErrors.push(err238);
+}
+errors++;
+}
+var valid30 = _errs275 === errors;
+}
+else {
+var valid30 = true;
+}
+if(valid30){
+if(data.event_type !== undefined){
+const _errs277 = errors;
+if("sound:play" !== data.event_type){
+const err239 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
+}
+errors++;
+}
+var valid30 = _errs277 === errors;
+}
+else {
+var valid30 = true;
+}
+if(valid30){
+if(data.data !== undefined){
+let data126 = data.data;
+const _errs278 = errors;
+if(errors === _errs278){
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+let missing29;
+if(((((data126.sound_id === undefined) && (missing29 = "sound_id")) || ((data126.name === undefined) && (missing29 = "name"))) || ((data126.volume === undefined) && (missing29 = "volume"))) || ((data126.stream_url === undefined) && (missing29 = "stream_url"))){
+const err240 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+else {
+if(data126.sound_id !== undefined){
+let data127 = data126.sound_id;
+const _errs280 = errors;
+if(errors === _errs280){
+if(errors === _errs280){
+if(typeof data127 === "string"){
+if(!(formats2.test(data127))){
+const err241 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
+}
+else {
+const err242 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+}
+}
+var valid31 = _errs280 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data126.name !== undefined){
+const _errs282 = errors;
+if(typeof data126.name !== "string"){
+const err243 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/17/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err243];
+}
+else {
+vErrors.push(err243);
+}
+errors++;
+}
+var valid31 = _errs282 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data126.content_type !== undefined){
+const _errs284 = errors;
+if(typeof data126.content_type !== "string"){
+const err244 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/17/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+var valid31 = _errs284 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data126.duration_ms !== undefined){
+let data130 = data126.duration_ms;
+const _errs286 = errors;
+if((!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))) && (data130 !== null)){
+const err245 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/17/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema47.anyOf[17].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err245];
+}
+else {
+vErrors.push(err245);
+}
+errors++;
+}
+var valid31 = _errs286 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data126.volume !== undefined){
+let data131 = data126.volume;
+const _errs288 = errors;
+if(errors === _errs288){
+if((typeof data131 == "number") && (isFinite(data131))){
+if(data131 > 1 || isNaN(data131)){
+const err246 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+else {
+if(data131 < 0 || isNaN(data131)){
+const err247 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+}
+}
+else {
+const err248 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+}
+var valid31 = _errs288 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data126.target !== undefined){
+let data132 = data126.target;
+const _errs290 = errors;
+const _errs291 = errors;
+let valid32 = false;
+const _errs292 = errors;
+if(data132 !== null){
+const err249 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+var _valid1 = _errs292 === errors;
+valid32 = valid32 || _valid1;
+if(!valid32){
+const _errs294 = errors;
+if(errors === _errs294){
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+let missing30;
+if(((data132.type === undefined) && (missing30 = "type")) || ((data132.id === undefined) && (missing30 = "id"))){
+const err250 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+else {
+if(data132.type !== undefined){
+let data133 = data132.type;
+const _errs296 = errors;
+if(!((data133 === "overlay") || (data133 === "widget"))){
+const err251 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[17].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+var valid33 = _errs296 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data132.id !== undefined){
+const _errs297 = errors;
+if(typeof data132.id !== "string"){
+const err252 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
+}
+errors++;
+}
+var valid33 = _errs297 === errors;
+}
+else {
+var valid33 = true;
+}
+}
+}
+}
+else {
+const err253 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+}
+var _valid1 = _errs294 === errors;
+valid32 = valid32 || _valid1;
+}
+if(!valid32){
+const err254 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+else {
+errors = _errs291;
+if(vErrors !== null){
+if(_errs291){
+vErrors.length = _errs291;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid31 = _errs290 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data126.stream_url !== undefined){
+const _errs299 = errors;
+if(typeof data126.stream_url !== "string"){
+const err255 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/17/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+var valid31 = _errs299 === errors;
+}
+else {
+var valid31 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err256 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+}
+var valid30 = _errs278 === errors;
+}
+else {
+var valid30 = true;
+}
+if(valid30){
+if(data.cursor !== undefined){
+let data136 = data.cursor;
+const _errs301 = errors;
+if(errors === _errs301){
+if(typeof data136 === "string"){
+if(func2(data136) > 128){
+const err257 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+else {
+if(func2(data136) < 1){
+const err258 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+}
+}
+else {
+const err259 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
+}
+errors++;
+}
+}
+var valid30 = _errs301 === errors;
 }
 else {
 var valid30 = true;
@@ -10529,470 +11545,7 @@ var valid30 = true;
 }
 }
 else {
-const err233 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err233];
-}
-else {
-vErrors.push(err233);
-}
-errors++;
-}
-}
-var _valid0 = _errs251 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs273 = errors;
-if(errors === _errs273){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing30;
-if(((data.type === undefined) && (missing30 = "type")) || ((data.data === undefined) && (missing30 = "data"))){
-const err234 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
-if(vErrors === null){
-vErrors = [err234];
-}
-else {
-vErrors.push(err234);
-}
-errors++;
-}
-else {
-const _errs275 = errors;
-for(const key18 in data){
-if(!(((key18 === "type") || (key18 === "data")) || (key18 === "cursor"))){
-const err235 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err235];
-}
-else {
-vErrors.push(err235);
-}
-errors++;
-break;
-}
-}
-if(_errs275 === errors){
-if(data.type !== undefined){
-const _errs276 = errors;
-if("event" !== data.type){
-const err236 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err236];
-}
-else {
-vErrors.push(err236);
-}
-errors++;
-}
-var valid34 = _errs276 === errors;
-}
-else {
-var valid34 = true;
-}
-if(valid34){
-if(data.data !== undefined){
-let data122 = data.data;
-const _errs277 = errors;
-if(errors === _errs277){
-if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
-let missing31;
-if(((((((data122.id === undefined) && (missing31 = "id")) || ((data122.account_id === undefined) && (missing31 = "account_id"))) || ((data122.type === undefined) && (missing31 = "type"))) || ((data122.platform === undefined) && (missing31 = "platform"))) || ((data122.raw === undefined) && (missing31 = "raw"))) || ((data122.created_at === undefined) && (missing31 = "created_at"))){
-const err237 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
-if(vErrors === null){
-vErrors = [err237];
-}
-else {
-vErrors.push(err237);
-}
-errors++;
-}
-else {
-if(data122.id !== undefined){
-let data123 = data122.id;
-const _errs279 = errors;
-if(errors === _errs279){
-if(errors === _errs279){
-if(typeof data123 === "string"){
-if(!(formats2.test(data123))){
-const err238 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/17/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err238];
-}
-else {
-vErrors.push(err238);
-}
-errors++;
-}
-}
-else {
-const err239 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/17/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err239];
-}
-else {
-vErrors.push(err239);
-}
-errors++;
-}
-}
-}
-var valid35 = _errs279 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.account_id !== undefined){
-let data124 = data122.account_id;
-const _errs281 = errors;
-if(errors === _errs281){
-if(errors === _errs281){
-if(typeof data124 === "string"){
-if(!(formats2.test(data124))){
-const err240 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/17/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err240];
-}
-else {
-vErrors.push(err240);
-}
-errors++;
-}
-}
-else {
-const err241 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/17/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err241];
-}
-else {
-vErrors.push(err241);
-}
-errors++;
-}
-}
-}
-var valid35 = _errs281 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.type !== undefined){
-let data125 = data122.type;
-const _errs283 = errors;
-if(errors === _errs283){
-if(typeof data125 === "string"){
-if(func2(data125) > 100){
-const err242 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/17/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
-if(vErrors === null){
-vErrors = [err242];
-}
-else {
-vErrors.push(err242);
-}
-errors++;
-}
-}
-else {
-const err243 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/17/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err243];
-}
-else {
-vErrors.push(err243);
-}
-errors++;
-}
-}
-var valid35 = _errs283 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.platform !== undefined){
-const _errs285 = errors;
-if(typeof data122.platform !== "string"){
-const err244 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/17/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err244];
-}
-else {
-vErrors.push(err244);
-}
-errors++;
-}
-var valid35 = _errs285 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.external_id !== undefined){
-let data127 = data122.external_id;
-const _errs287 = errors;
-if((typeof data127 !== "string") && (data127 !== null)){
-const err245 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/17/properties/data/properties/external_id/type",keyword:"type",params:{type: schema45.anyOf[17].properties.data.properties.external_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err245];
-}
-else {
-vErrors.push(err245);
-}
-errors++;
-}
-var valid35 = _errs287 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.raw !== undefined){
-let data128 = data122.raw;
-const _errs289 = errors;
-if(!(data128 && typeof data128 == "object" && !Array.isArray(data128))){
-const err246 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/17/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err246];
-}
-else {
-vErrors.push(err246);
-}
-errors++;
-}
-var valid35 = _errs289 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data122.created_at !== undefined){
-let data129 = data122.created_at;
-const _errs291 = errors;
-if(errors === _errs291){
-if(errors === _errs291){
-if(typeof data129 === "string"){
-if(!(formats0.validate(data129))){
-const err247 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/17/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err247];
-}
-else {
-vErrors.push(err247);
-}
-errors++;
-}
-}
-else {
-const err248 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/17/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err248];
-}
-else {
-vErrors.push(err248);
-}
-errors++;
-}
-}
-}
-var valid35 = _errs291 === errors;
-}
-else {
-var valid35 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err249 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err249];
-}
-else {
-vErrors.push(err249);
-}
-errors++;
-}
-}
-var valid34 = _errs277 === errors;
-}
-else {
-var valid34 = true;
-}
-if(valid34){
-if(data.cursor !== undefined){
-let data130 = data.cursor;
-const _errs293 = errors;
-if(errors === _errs293){
-if(typeof data130 === "string"){
-if(func2(data130) > 128){
-const err250 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err250];
-}
-else {
-vErrors.push(err250);
-}
-errors++;
-}
-else {
-if(func2(data130) < 1){
-const err251 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err251];
-}
-else {
-vErrors.push(err251);
-}
-errors++;
-}
-}
-}
-else {
-const err252 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err252];
-}
-else {
-vErrors.push(err252);
-}
-errors++;
-}
-}
-var valid34 = _errs293 === errors;
-}
-else {
-var valid34 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err253 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err253];
-}
-else {
-vErrors.push(err253);
-}
-errors++;
-}
-}
-var _valid0 = _errs273 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs295 = errors;
-if(errors === _errs295){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing32;
-if((((data.type === undefined) && (missing32 = "type")) || ((data.channel === undefined) && (missing32 = "channel"))) || ((data.data === undefined) && (missing32 = "data"))){
-const err254 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
-if(vErrors === null){
-vErrors = [err254];
-}
-else {
-vErrors.push(err254);
-}
-errors++;
-}
-else {
-const _errs297 = errors;
-for(const key19 in data){
-if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
-const err255 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err255];
-}
-else {
-vErrors.push(err255);
-}
-errors++;
-break;
-}
-}
-if(_errs297 === errors){
-if(data.type !== undefined){
-const _errs298 = errors;
-if("event" !== data.type){
-const err256 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err256];
-}
-else {
-vErrors.push(err256);
-}
-errors++;
-}
-var valid36 = _errs298 === errors;
-}
-else {
-var valid36 = true;
-}
-if(valid36){
-if(data.channel !== undefined){
-const _errs299 = errors;
-if(typeof data.channel !== "string"){
-const err257 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err257];
-}
-else {
-vErrors.push(err257);
-}
-errors++;
-}
-var valid36 = _errs299 === errors;
-}
-else {
-var valid36 = true;
-}
-if(valid36){
-if(data.event_type !== undefined){
-const _errs301 = errors;
-if("widget:update" !== data.event_type){
-const err258 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err258];
-}
-else {
-vErrors.push(err258);
-}
-errors++;
-}
-var valid36 = _errs301 === errors;
-}
-else {
-var valid36 = true;
-}
-if(valid36){
-if(data.data !== undefined){
-let data134 = data.data;
-const _errs302 = errors;
-if(errors === _errs302){
-if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
-let missing33;
-if(((((((((data134.id === undefined) && (missing33 = "id")) || ((data134.account_id === undefined) && (missing33 = "account_id"))) || ((data134.name === undefined) && (missing33 = "name"))) || ((data134.type === undefined) && (missing33 = "type"))) || ((data134.settings === undefined) && (missing33 = "settings"))) || ((data134.version === undefined) && (missing33 = "version"))) || ((data134.created_at === undefined) && (missing33 = "created_at"))) || ((data134.updated_at === undefined) && (missing33 = "updated_at"))){
-const err259 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
-if(vErrors === null){
-vErrors = [err259];
-}
-else {
-vErrors.push(err259);
-}
-errors++;
-}
-else {
-const _errs304 = errors;
-for(const key20 in data134){
-if(!((((((((key20 === "id") || (key20 === "account_id")) || (key20 === "name")) || (key20 === "type")) || (key20 === "settings")) || (key20 === "version")) || (key20 === "created_at")) || (key20 === "updated_at"))){
-const err260 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+const err260 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -11000,18 +11553,17 @@ else {
 vErrors.push(err260);
 }
 errors++;
-break;
 }
 }
-if(_errs304 === errors){
-if(data134.id !== undefined){
-let data135 = data134.id;
-const _errs305 = errors;
-if(errors === _errs305){
-if(errors === _errs305){
-if(typeof data135 === "string"){
-if(!(formats2.test(data135))){
-const err261 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/18/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var _valid0 = _errs271 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs303 = errors;
+if(errors === _errs303){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing31;
+if(((((data.type === undefined) && (missing31 = "type")) || ((data.channel === undefined) && (missing31 = "channel"))) || ((data.data === undefined) && (missing31 = "data"))) || ((data.event_type === undefined) && (missing31 = "event_type"))){
+const err261 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -11020,9 +11572,11 @@ vErrors.push(err261);
 }
 errors++;
 }
-}
 else {
-const err262 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/18/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs305 = errors;
+for(const key20 in data){
+if(!(((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data")) || (key20 === "cursor"))){
+const err262 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -11030,23 +11584,14 @@ else {
 vErrors.push(err262);
 }
 errors++;
+break;
 }
 }
-}
-var valid37 = _errs305 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data134.account_id !== undefined){
-let data136 = data134.account_id;
-const _errs307 = errors;
-if(errors === _errs307){
-if(errors === _errs307){
-if(typeof data136 === "string"){
-if(!(formats2.test(data136))){
-const err263 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/18/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(_errs305 === errors){
+if(data.type !== undefined){
+const _errs306 = errors;
+if("event" !== data.type){
+const err263 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -11055,9 +11600,16 @@ vErrors.push(err263);
 }
 errors++;
 }
+var valid34 = _errs306 === errors;
 }
 else {
-const err264 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/18/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid34 = true;
+}
+if(valid34){
+if(data.channel !== undefined){
+const _errs307 = errors;
+if(typeof data.channel !== "string"){
+const err264 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -11066,18 +11618,16 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-}
-var valid37 = _errs307 === errors;
+var valid34 = _errs307 === errors;
 }
 else {
-var valid37 = true;
+var valid34 = true;
 }
-if(valid37){
-if(data134.name !== undefined){
+if(valid34){
+if(data.event_type !== undefined){
 const _errs309 = errors;
-if(typeof data134.name !== "string"){
-const err265 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/18/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("sound:stop" !== data.event_type){
+const err265 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -11086,16 +11636,20 @@ vErrors.push(err265);
 }
 errors++;
 }
-var valid37 = _errs309 === errors;
+var valid34 = _errs309 === errors;
 }
 else {
-var valid37 = true;
+var valid34 = true;
 }
-if(valid37){
-if(data134.type !== undefined){
-const _errs311 = errors;
-if(typeof data134.type !== "string"){
-const err266 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/18/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid34){
+if(data.data !== undefined){
+let data140 = data.data;
+const _errs310 = errors;
+if(errors === _errs310){
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+let missing32;
+if((data140.sound_id === undefined) && (missing32 = "sound_id")){
+const err266 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -11104,20 +11658,15 @@ vErrors.push(err266);
 }
 errors++;
 }
-var valid37 = _errs311 === errors;
-}
 else {
-var valid37 = true;
-}
-if(valid37){
-if(data134.settings !== undefined){
-let data139 = data134.settings;
-const _errs313 = errors;
-if(errors === _errs313){
-if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
-}
-else {
-const err267 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/18/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data140.sound_id !== undefined){
+let data141 = data140.sound_id;
+const _errs312 = errors;
+if(errors === _errs312){
+if(errors === _errs312){
+if(typeof data141 === "string"){
+if(!(formats2.test(data141))){
+const err267 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -11127,17 +11676,8 @@ vErrors.push(err267);
 errors++;
 }
 }
-var valid37 = _errs313 === errors;
-}
 else {
-var valid37 = true;
-}
-if(valid37){
-if(data134.version !== undefined){
-let data140 = data134.version;
-const _errs316 = errors;
-if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
-const err268 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/18/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err268 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -11146,10 +11686,22 @@ vErrors.push(err268);
 }
 errors++;
 }
-if(errors === _errs316){
-if((typeof data140 == "number") && (isFinite(data140))){
-if(data140 < 1 || isNaN(data140)){
-const err269 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/18/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+var valid35 = _errs312 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data140.target !== undefined){
+let data142 = data140.target;
+const _errs314 = errors;
+const _errs315 = errors;
+let valid36 = false;
+const _errs316 = errors;
+if(data142 !== null){
+const err269 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -11158,22 +11710,15 @@ vErrors.push(err269);
 }
 errors++;
 }
-}
-}
-var valid37 = _errs316 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data134.created_at !== undefined){
-let data141 = data134.created_at;
+var _valid2 = _errs316 === errors;
+valid36 = valid36 || _valid2;
+if(!valid36){
 const _errs318 = errors;
 if(errors === _errs318){
-if(errors === _errs318){
-if(typeof data141 === "string"){
-if(!(formats0.validate(data141))){
-const err270 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/18/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+let missing33;
+if(((data142.type === undefined) && (missing33 = "type")) || ((data142.id === undefined) && (missing33 = "id"))){
+const err270 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -11182,9 +11727,12 @@ vErrors.push(err270);
 }
 errors++;
 }
-}
 else {
-const err271 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/18/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data142.type !== undefined){
+let data143 = data142.type;
+const _errs320 = errors;
+if(!((data143 === "overlay") || (data143 === "widget"))){
+const err271 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[18].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -11193,22 +11741,16 @@ vErrors.push(err271);
 }
 errors++;
 }
-}
-}
-var valid37 = _errs318 === errors;
+var valid37 = _errs320 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data134.updated_at !== undefined){
-let data142 = data134.updated_at;
-const _errs320 = errors;
-if(errors === _errs320){
-if(errors === _errs320){
-if(typeof data142 === "string"){
-if(!(formats0.validate(data142))){
-const err272 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/18/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data142.id !== undefined){
+const _errs321 = errors;
+if(typeof data142.id !== "string"){
+const err272 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -11217,9 +11759,16 @@ vErrors.push(err272);
 }
 errors++;
 }
+var valid37 = _errs321 === errors;
 }
 else {
-const err273 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/18/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid37 = true;
+}
+}
+}
+}
+else {
+const err273 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -11229,24 +11778,11 @@ vErrors.push(err273);
 errors++;
 }
 }
+var _valid2 = _errs318 === errors;
+valid36 = valid36 || _valid2;
 }
-var valid37 = _errs320 === errors;
-}
-else {
-var valid37 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err274 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid36){
+const err274 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -11255,20 +11791,27 @@ vErrors.push(err274);
 }
 errors++;
 }
-}
-var valid36 = _errs302 === errors;
+else {
+errors = _errs315;
+if(vErrors !== null){
+if(_errs315){
+vErrors.length = _errs315;
 }
 else {
-var valid36 = true;
+vErrors = null;
 }
-if(valid36){
-if(data.cursor !== undefined){
-let data143 = data.cursor;
-const _errs322 = errors;
-if(errors === _errs322){
-if(typeof data143 === "string"){
-if(func2(data143) > 128){
-const err275 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+}
+var valid35 = _errs314 === errors;
+}
+else {
+var valid35 = true;
+}
+}
+}
+}
+else {
+const err275 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -11277,9 +11820,20 @@ vErrors.push(err275);
 }
 errors++;
 }
+}
+var valid34 = _errs310 === errors;
+}
 else {
-if(func2(data143) < 1){
-const err276 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid34 = true;
+}
+if(valid34){
+if(data.cursor !== undefined){
+let data145 = data.cursor;
+const _errs323 = errors;
+if(errors === _errs323){
+if(typeof data145 === "string"){
+if(func2(data145) > 128){
+const err276 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -11288,10 +11842,9 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-}
 else {
-const err277 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data145) < 1){
+const err277 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -11301,20 +11854,9 @@ vErrors.push(err277);
 errors++;
 }
 }
-var valid36 = _errs322 === errors;
 }
 else {
-var valid36 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err278 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err278 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -11324,15 +11866,20 @@ vErrors.push(err278);
 errors++;
 }
 }
-var _valid0 = _errs295 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs324 = errors;
-if(errors === _errs324){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing34;
-if((((data.type === undefined) && (missing34 = "type")) || ((data.channel === undefined) && (missing34 = "channel"))) || ((data.data === undefined) && (missing34 = "data"))){
-const err279 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+var valid34 = _errs323 === errors;
+}
+else {
+var valid34 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err279 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -11341,11 +11888,16 @@ vErrors.push(err279);
 }
 errors++;
 }
-else {
-const _errs326 = errors;
-for(const key21 in data){
-if(!(((((key21 === "type") || (key21 === "channel")) || (key21 === "event_type")) || (key21 === "data")) || (key21 === "cursor"))){
-const err280 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs303 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs325 = errors;
+if(errors === _errs325){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing34;
+if(((data.type === undefined) && (missing34 = "type")) || ((data.data === undefined) && (missing34 = "data"))){
+const err280 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -11353,14 +11905,12 @@ else {
 vErrors.push(err280);
 }
 errors++;
-break;
 }
-}
-if(_errs326 === errors){
-if(data.type !== undefined){
+else {
 const _errs327 = errors;
-if("event" !== data.type){
-const err281 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+for(const key21 in data){
+if(!(((key21 === "type") || (key21 === "data")) || (key21 === "cursor"))){
+const err281 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -11368,17 +11918,14 @@ else {
 vErrors.push(err281);
 }
 errors++;
+break;
 }
-var valid38 = _errs327 === errors;
 }
-else {
-var valid38 = true;
-}
-if(valid38){
-if(data.channel !== undefined){
+if(_errs327 === errors){
+if(data.type !== undefined){
 const _errs328 = errors;
-if(typeof data.channel !== "string"){
-const err282 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/19/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("event" !== data.type){
+const err282 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -11393,10 +11940,14 @@ else {
 var valid38 = true;
 }
 if(valid38){
-if(data.event_type !== undefined){
-const _errs330 = errors;
-if(typeof data.event_type !== "string"){
-const err283 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/19/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.data !== undefined){
+let data147 = data.data;
+const _errs329 = errors;
+if(errors === _errs329){
+if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
+let missing35;
+if(((((((data147.id === undefined) && (missing35 = "id")) || ((data147.account_id === undefined) && (missing35 = "account_id"))) || ((data147.type === undefined) && (missing35 = "type"))) || ((data147.platform === undefined) && (missing35 = "platform"))) || ((data147.raw === undefined) && (missing35 = "raw"))) || ((data147.created_at === undefined) && (missing35 = "created_at"))){
+const err283 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -11405,19 +11956,15 @@ vErrors.push(err283);
 }
 errors++;
 }
-var valid38 = _errs330 === errors;
-}
 else {
-var valid38 = true;
-}
-if(valid38){
-if(data.cursor !== undefined){
-let data147 = data.cursor;
-const _errs332 = errors;
-if(errors === _errs332){
-if(typeof data147 === "string"){
-if(func2(data147) > 128){
-const err284 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data147.id !== undefined){
+let data148 = data147.id;
+const _errs331 = errors;
+if(errors === _errs331){
+if(errors === _errs331){
+if(typeof data148 === "string"){
+if(!(formats2.test(data148))){
+const err284 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -11426,9 +11973,9 @@ vErrors.push(err284);
 }
 errors++;
 }
+}
 else {
-if(func2(data147) < 1){
-const err285 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err285 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -11439,8 +11986,20 @@ errors++;
 }
 }
 }
+var valid39 = _errs331 === errors;
+}
 else {
-const err286 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid39 = true;
+}
+if(valid39){
+if(data147.account_id !== undefined){
+let data149 = data147.account_id;
+const _errs333 = errors;
+if(errors === _errs333){
+if(errors === _errs333){
+if(typeof data149 === "string"){
+if(!(formats2.test(data149))){
+const err286 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -11450,19 +12009,8 @@ vErrors.push(err286);
 errors++;
 }
 }
-var valid38 = _errs332 === errors;
-}
 else {
-var valid38 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err287 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err287 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -11472,7 +12020,809 @@ vErrors.push(err287);
 errors++;
 }
 }
-var _valid0 = _errs324 === errors;
+}
+var valid39 = _errs333 === errors;
+}
+else {
+var valid39 = true;
+}
+if(valid39){
+if(data147.type !== undefined){
+let data150 = data147.type;
+const _errs335 = errors;
+if(errors === _errs335){
+if(typeof data150 === "string"){
+if(func2(data150) > 100){
+const err288 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err288];
+}
+else {
+vErrors.push(err288);
+}
+errors++;
+}
+}
+else {
+const err289 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err289];
+}
+else {
+vErrors.push(err289);
+}
+errors++;
+}
+}
+var valid39 = _errs335 === errors;
+}
+else {
+var valid39 = true;
+}
+if(valid39){
+if(data147.platform !== undefined){
+const _errs337 = errors;
+if(typeof data147.platform !== "string"){
+const err290 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/19/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err290];
+}
+else {
+vErrors.push(err290);
+}
+errors++;
+}
+var valid39 = _errs337 === errors;
+}
+else {
+var valid39 = true;
+}
+if(valid39){
+if(data147.external_id !== undefined){
+let data152 = data147.external_id;
+const _errs339 = errors;
+if((typeof data152 !== "string") && (data152 !== null)){
+const err291 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/19/properties/data/properties/external_id/type",keyword:"type",params:{type: schema47.anyOf[19].properties.data.properties.external_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err291];
+}
+else {
+vErrors.push(err291);
+}
+errors++;
+}
+var valid39 = _errs339 === errors;
+}
+else {
+var valid39 = true;
+}
+if(valid39){
+if(data147.raw !== undefined){
+let data153 = data147.raw;
+const _errs341 = errors;
+if(!(data153 && typeof data153 == "object" && !Array.isArray(data153))){
+const err292 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/19/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err292];
+}
+else {
+vErrors.push(err292);
+}
+errors++;
+}
+var valid39 = _errs341 === errors;
+}
+else {
+var valid39 = true;
+}
+if(valid39){
+if(data147.created_at !== undefined){
+let data154 = data147.created_at;
+const _errs343 = errors;
+if(errors === _errs343){
+if(errors === _errs343){
+if(typeof data154 === "string"){
+if(!(formats0.validate(data154))){
+const err293 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
+}
+errors++;
+}
+}
+else {
+const err294 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err294];
+}
+else {
+vErrors.push(err294);
+}
+errors++;
+}
+}
+}
+var valid39 = _errs343 === errors;
+}
+else {
+var valid39 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err295 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+}
+var valid38 = _errs329 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data.cursor !== undefined){
+let data155 = data.cursor;
+const _errs345 = errors;
+if(errors === _errs345){
+if(typeof data155 === "string"){
+if(func2(data155) > 128){
+const err296 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+else {
+if(func2(data155) < 1){
+const err297 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+}
+}
+else {
+const err298 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+}
+var valid38 = _errs345 === errors;
+}
+else {
+var valid38 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err299 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+}
+var _valid0 = _errs325 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs347 = errors;
+if(errors === _errs347){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing36;
+if((((data.type === undefined) && (missing36 = "type")) || ((data.channel === undefined) && (missing36 = "channel"))) || ((data.data === undefined) && (missing36 = "data"))){
+const err300 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+else {
+const _errs349 = errors;
+for(const key22 in data){
+if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
+const err301 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+break;
+}
+}
+if(_errs349 === errors){
+if(data.type !== undefined){
+const _errs350 = errors;
+if("event" !== data.type){
+const err302 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+var valid40 = _errs350 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data.channel !== undefined){
+const _errs351 = errors;
+if(typeof data.channel !== "string"){
+const err303 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/20/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+var valid40 = _errs351 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data.event_type !== undefined){
+const _errs353 = errors;
+if("widget:update" !== data.event_type){
+const err304 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/20/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+var valid40 = _errs353 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data.data !== undefined){
+let data159 = data.data;
+const _errs354 = errors;
+if(errors === _errs354){
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+let missing37;
+if(((((((((data159.id === undefined) && (missing37 = "id")) || ((data159.account_id === undefined) && (missing37 = "account_id"))) || ((data159.name === undefined) && (missing37 = "name"))) || ((data159.type === undefined) && (missing37 = "type"))) || ((data159.settings === undefined) && (missing37 = "settings"))) || ((data159.version === undefined) && (missing37 = "version"))) || ((data159.created_at === undefined) && (missing37 = "created_at"))) || ((data159.updated_at === undefined) && (missing37 = "updated_at"))){
+const err305 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
+if(vErrors === null){
+vErrors = [err305];
+}
+else {
+vErrors.push(err305);
+}
+errors++;
+}
+else {
+const _errs356 = errors;
+for(const key23 in data159){
+if(!((((((((key23 === "id") || (key23 === "account_id")) || (key23 === "name")) || (key23 === "type")) || (key23 === "settings")) || (key23 === "version")) || (key23 === "created_at")) || (key23 === "updated_at"))){
+const err306 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err306];
+}
+else {
+vErrors.push(err306);
+}
+errors++;
+break;
+}
+}
+if(_errs356 === errors){
+if(data159.id !== undefined){
+let data160 = data159.id;
+const _errs357 = errors;
+if(errors === _errs357){
+if(errors === _errs357){
+if(typeof data160 === "string"){
+if(!(formats2.test(data160))){
+const err307 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+}
+else {
+const err308 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+}
+}
+}
+var valid41 = _errs357 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.account_id !== undefined){
+let data161 = data159.account_id;
+const _errs359 = errors;
+if(errors === _errs359){
+if(errors === _errs359){
+if(typeof data161 === "string"){
+if(!(formats2.test(data161))){
+const err309 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
+}
+errors++;
+}
+}
+else {
+const err310 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+}
+}
+var valid41 = _errs359 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.name !== undefined){
+const _errs361 = errors;
+if(typeof data159.name !== "string"){
+const err311 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/20/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+var valid41 = _errs361 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.type !== undefined){
+const _errs363 = errors;
+if(typeof data159.type !== "string"){
+const err312 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+var valid41 = _errs363 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.settings !== undefined){
+let data164 = data159.settings;
+const _errs365 = errors;
+if(errors === _errs365){
+if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
+}
+else {
+const err313 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/20/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+}
+var valid41 = _errs365 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.version !== undefined){
+let data165 = data159.version;
+const _errs368 = errors;
+if(!(((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165))) && (isFinite(data165)))){
+const err314 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+if(errors === _errs368){
+if((typeof data165 == "number") && (isFinite(data165))){
+if(data165 < 1 || isNaN(data165)){
+const err315 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+}
+var valid41 = _errs368 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.created_at !== undefined){
+let data166 = data159.created_at;
+const _errs370 = errors;
+if(errors === _errs370){
+if(errors === _errs370){
+if(typeof data166 === "string"){
+if(!(formats0.validate(data166))){
+const err316 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+}
+else {
+const err317 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+}
+}
+var valid41 = _errs370 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data159.updated_at !== undefined){
+let data167 = data159.updated_at;
+const _errs372 = errors;
+if(errors === _errs372){
+if(errors === _errs372){
+if(typeof data167 === "string"){
+if(!(formats0.validate(data167))){
+const err318 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+}
+else {
+const err319 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+}
+}
+var valid41 = _errs372 === errors;
+}
+else {
+var valid41 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err320 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
+}
+errors++;
+}
+}
+var valid40 = _errs354 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data.cursor !== undefined){
+let data168 = data.cursor;
+const _errs374 = errors;
+if(errors === _errs374){
+if(typeof data168 === "string"){
+if(func2(data168) > 128){
+const err321 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+else {
+if(func2(data168) < 1){
+const err322 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
+}
+errors++;
+}
+}
+}
+else {
+const err323 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err323];
+}
+else {
+vErrors.push(err323);
+}
+errors++;
+}
+}
+var valid40 = _errs374 === errors;
+}
+else {
+var valid40 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err324 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err324];
+}
+else {
+vErrors.push(err324);
+}
+errors++;
+}
+}
+var _valid0 = _errs347 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs376 = errors;
+if(errors === _errs376){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing38;
+if((((data.type === undefined) && (missing38 = "type")) || ((data.channel === undefined) && (missing38 = "channel"))) || ((data.data === undefined) && (missing38 = "data"))){
+const err325 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"};
+if(vErrors === null){
+vErrors = [err325];
+}
+else {
+vErrors.push(err325);
+}
+errors++;
+}
+else {
+const _errs378 = errors;
+for(const key24 in data){
+if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
+const err326 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err326];
+}
+else {
+vErrors.push(err326);
+}
+errors++;
+break;
+}
+}
+if(_errs378 === errors){
+if(data.type !== undefined){
+const _errs379 = errors;
+if("event" !== data.type){
+const err327 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err327];
+}
+else {
+vErrors.push(err327);
+}
+errors++;
+}
+var valid42 = _errs379 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.channel !== undefined){
+const _errs380 = errors;
+if(typeof data.channel !== "string"){
+const err328 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/21/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
+}
+errors++;
+}
+var valid42 = _errs380 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.event_type !== undefined){
+const _errs382 = errors;
+if(typeof data.event_type !== "string"){
+const err329 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/21/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+var valid42 = _errs382 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.cursor !== undefined){
+let data172 = data.cursor;
+const _errs384 = errors;
+if(errors === _errs384){
+if(typeof data172 === "string"){
+if(func2(data172) > 128){
+const err330 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+else {
+if(func2(data172) < 1){
+const err331 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+}
+}
+else {
+const err332 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+}
+var valid42 = _errs384 === errors;
+}
+else {
+var valid42 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err333 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+}
+var _valid0 = _errs376 === errors;
 valid0 = valid0 || _valid0;
 }
 }
@@ -11493,16 +12843,18 @@ valid0 = valid0 || _valid0;
 }
 }
 }
+}
+}
 if(!valid0){
-const err288 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err334 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err288];
+vErrors = [err334];
 }
 else {
-vErrors.push(err288);
+vErrors.push(err334);
 }
 errors++;
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return false;
 }
 else {
@@ -11516,14 +12868,14 @@ vErrors = null;
 }
 }
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicPlatformNowPlaying = validate45;
-const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateMusicPlatformNowPlaying = validate47;
+const schema48 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -11666,7 +13018,7 @@ else {
 vErrors.push(err8);
 }
 errors++;
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return false;
 }
 else {
@@ -11680,6 +13032,6 @@ vErrors = null;
 }
 }
 }
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }

@@ -219,7 +219,19 @@ export type WsHistoryUpdateMessage = {
   "type": "event";
   "channel": string;
   "event_type": "history:session_started" | "history:session_updated";
-  "data": Record<string, unknown>;
+  "data": {
+  "id": string;
+  "account_id": string;
+  "platform": string;
+  "platform_channel_id": string | null;
+  "stream_id": string | null;
+  "title": string | null;
+  "category": string | null;
+  "updates": number;
+  "started_at": string;
+  "ended_at": string | null;
+  "updated_at": string;
+};
   "cursor"?: string;
 };
 
@@ -239,6 +251,20 @@ export type WsIdeaDeletedMessage = {
   "event_type": "idea:deleted";
   "data": {
   "id": string;
+};
+  "cursor"?: string;
+};
+
+/** loginAssignmentUpdate: Login assignment outcome (server message `event`) */
+export type WsLoginAssignmentUpdateMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type": "login-assignment:assigned" | "login-assignment:removed";
+  "data": {
+  "id": string;
+  "provider": string;
+  "status": "assigned" | "removed";
+  "at": string;
 };
   "cursor"?: string;
 };
@@ -310,6 +336,15 @@ export type WsPublicStatsBootstrapMessage = {
   "channel": string;
   "event_type": "bootstrap";
   "data": Record<string, unknown>;
+};
+
+/** publicStatsUpdate: Public statistics update (server message `event`) */
+export type WsPublicStatsUpdateMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type": "public-stats:update";
+  "data": Record<string, unknown>;
+  "cursor"?: string;
 };
 
 /** soundPlay: Play a sound (server message `event`) */
@@ -394,7 +429,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -426,6 +461,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "historyUpdate": "event",
   "ideaChange": "event",
   "ideaDeleted": "event",
+  "loginAssignmentUpdate": "event",
   "musicNowPlaying": "music_platform:now-playing",
   "overlaySettingsUpdate": "event",
   "overlayUpdate": "event",
@@ -435,6 +471,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "presenceJoin": "event",
   "presenceLeave": "event",
   "publicStatsBootstrap": "event",
+  "publicStatsUpdate": "event",
   "soundPlay": "event",
   "soundStop": "event",
   "streamEvent": "event",
@@ -521,8 +558,16 @@ export const channels: readonly ChannelSpec[] = [
     },
     "feature": null,
     "broadcastPermission": null,
-    "relay": null,
-    "messages": []
+    "relay": {
+      "bus": "login-assignments:{id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": null,
+      "resume": "buffer"
+    },
+    "messages": [
+      "loginAssignmentUpdate"
+    ]
   },
   {
     "pattern": "events:{account_id}",
@@ -759,9 +804,16 @@ export const channels: readonly ChannelSpec[] = [
     },
     "feature": "system:public_stats",
     "broadcastPermission": null,
-    "relay": null,
+    "relay": {
+      "bus": "public-stats:{platform}:{broadcast_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": "public-stats:update",
+      "resume": "buffer"
+    },
     "messages": [
-      "publicStatsBootstrap"
+      "publicStatsBootstrap",
+      "publicStatsUpdate"
     ]
   }
 ];
@@ -786,6 +838,14 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "eventTypeDefault": null,
     "resume": "buffer",
     "channel": "chat:{account_id}"
+  },
+  "login-assignments": {
+    "bus": "login-assignments:{id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": null,
+    "resume": "buffer",
+    "channel": "login-assignments:{id}"
   },
   "events": {
     "bus": "events:{account_id}",
@@ -874,6 +934,14 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "eventTypeDefault": null,
     "resume": "buffer",
     "channel": "sounds:{account_id}"
+  },
+  "public-stats": {
+    "bus": "public-stats:{platform}:{broadcast_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": "public-stats:update",
+    "resume": "buffer",
+    "channel": "public-stats:{platform}:{broadcast_id}"
   }
 };
 

@@ -1,6 +1,7 @@
 /**
  * Builds everything in generated/, and the consumer-facing documents in spec/published/
- * (scripts/codegen/published.ts), from the three hand-written specs in spec/.
+ * (scripts/codegen/published.ts), from the hand-written specs in spec/ (OpenAPI, GraphQL SDL,
+ * the WebSocket AsyncAPI, and the platforms' inbound AsyncAPI documents in spec/platforms/).
  *
  *   npm run codegen          write generated/, spec/published/ and test/contract/parity.generated.test.ts
  *   npm run codegen:check    build in memory and fail on any difference, missing gate or gate drift
@@ -14,7 +15,7 @@
  *
  * This file is the driver: one part per spec under scripts/codegen/ (openapi.ts, which bundles
  * spec/openapi/ with openapi-parts.ts; graphql.ts, which bundles spec/graphql/ with
- * graphql-parts.ts; ws.ts), the gates they share (gates.ts), the
+ * graphql-parts.ts; ws.ts; platforms.ts, the platforms' inbound contracts in spec/platforms/), the gates they share (gates.ts), the
  * twins across them (parity.ts), the published documents (published.ts), the SDK
  * (codegen-sdk.ts) and the tables' columns (tables.ts). A new generated file is one line in build().
  */
@@ -25,6 +26,7 @@ import { gatesModule } from './codegen/gates';
 import { openapiDocumentModule, openapiTypes, readOpenapi, restModule } from './codegen/openapi';
 import { graphqlSchemaModule, graphqlTypes, readGraphql } from './codegen/graphql';
 import { readWs, wsDocumentModule, wsModules } from './codegen/ws';
+import { platformModules, readPlatforms } from './codegen/platforms';
 import { contractTests, parityModule } from './codegen/parity';
 import { publishedDocuments } from './codegen/published';
 import { graphqlStringLimitsModule } from './codegen/string-limits';
@@ -48,6 +50,10 @@ async function build(): Promise<Map<string, string>> {
   files.set('generated/ws-validators.js', wsOut.validators);
   files.set('generated/ws-validators.d.ts', wsOut.declarations);
   files.set('generated/ws-document.ts', wsDocumentModule(ws.doc));
+  const platformsOut = platformModules(readPlatforms());
+  files.set('generated/platforms.ts', platformsOut.table);
+  files.set('generated/platform-validators.js', platformsOut.validators);
+  files.set('generated/platform-validators.d.ts', platformsOut.declarations);
   files.set('generated/parity.ts', parityModule(routes, gates, schema));
   files.set('generated/graphql-string-limits.ts', graphqlStringLimitsModule(openapi, routes, schema));
   files.set('generated/tables.ts', await tablesModule());

@@ -48,6 +48,7 @@ import { mailModule } from './modules/mail';
 import { notificationsModule } from './modules/notifications';
 import { overlaysModule } from './modules/overlays';
 import { payoutsModule } from './modules/payouts';
+import { platformsModule } from './modules/platforms';
 import { plansModule } from './modules/plans';
 import { presetsModule } from './modules/presets';
 import { privacyModule } from './modules/privacy';
@@ -85,6 +86,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     eventsModule,
     overlaysModule,
     workersModule,
+    platformsModule,
     chatModule,
     soundsModule,
     developerModule,
@@ -285,6 +287,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       statements: () => ({ relational: db.statements(), ...(config.timeseries_url ? { timeseries: timeseries.statements() } : {}) }),
       jobs: () => jobs.stats(),
       mail: () => apis.mail.counts(),
+      platformFrames: () => apis.platforms.rejected(),
     },
   });
 

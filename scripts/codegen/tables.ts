@@ -28,6 +28,7 @@ import { mailMigrations } from '../../src/modules/mail/migrations';
 import { notificationMigrations } from '../../src/modules/notifications/migrations';
 import { overlayMigrations } from '../../src/modules/overlays/migrations';
 import { payoutMigrations } from '../../src/modules/payouts/migrations';
+import { platformMigrations } from '../../src/modules/platforms/migrations';
 import { presetMigrations } from '../../src/modules/presets/migrations';
 import { sessionMigrations } from '../../src/modules/sessions/migrations';
 import { signinMigrations } from '../../src/modules/signin/migrations';
@@ -51,6 +52,7 @@ export const relationalMigrationList: readonly Migration[] = [
   ...eventMigrations,
   ...overlayMigrations,
   ...workerMigrations,
+  ...platformMigrations,
   ...chatMigrations,
   ...soundMigrations,
   ...developerMigrations,

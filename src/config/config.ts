@@ -120,6 +120,9 @@ export interface Config {
     platform_c_secret: string | null;
     platform_c_public_key: string | null;
     shop_platform_secrets: Record<string, string>;
+    /** HMAC-SHA256 secrets of the signed receivers of tips_platform and discord (spec/platforms/). */
+    tips_platform_secret: string | null;
+    discord_secret: string | null;
   };
   payments: {
     webhook_secret: string | null;
@@ -154,6 +157,11 @@ export interface Config {
       platform_c: { api_url: string | null };
     };
   };
+  /**
+   * Platforms without a chat (src/modules/platforms/): music_platform's activity feed, polled per
+   * connected music account with its channel grant (api_url unset or poll_interval_ms 0: no poller).
+   */
+  platforms: { music_platform: { api_url: string | null; poll_interval_ms: number } };
   /**
    * Background work (docs/adr/005-background-jobs.md): how often a node polls for queued jobs;
    * per-job period overrides in seconds (`events.gift-sweep`: 5, ...); the ingest leases' lifetime
@@ -267,6 +275,8 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     platform_c_secret: null,
     platform_c_public_key: null,
     shop_platform_secrets: {},
+    tips_platform_secret: null,
+    discord_secret: null,
   },
   payments: {
     webhook_secret: null,
@@ -286,6 +296,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
       platform_c: { api_url: null },
     },
   },
+  platforms: { music_platform: { api_url: null, poll_interval_ms: 5000 } },
   rate_limits: { enabled: true, api_key: 1200, jwt: 600, token: 600, anonymous: 120 },
   realtime: { max_sockets_per_address: 20, max_sockets_per_credential: 50, outbound_queue_bytes: 4 * 1024 * 1024 },
   jobs: { poll_interval_ms: 2000, periods: {}, lease_ttl_ms: 20_000, lease_renew_ms: 5000, node_id: null },

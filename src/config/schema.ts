@@ -123,6 +123,8 @@ export const configSchema = {
         platform_c_secret: nullableString,
         platform_c_public_key: nullableString,
         shop_platform_secrets: { type: 'object', additionalProperties: { type: 'string' } },
+        tips_platform_secret: nullableString,
+        discord_secret: nullableString,
       },
     },
     payments: {
@@ -166,6 +168,17 @@ export const configSchema = {
               properties: { api_url: { type: ['string', 'null'], pattern: '^https?://' } },
             },
           },
+        },
+      },
+    },
+    platforms: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        music_platform: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { api_url: { type: ['string', 'null'], pattern: '^https?://' }, poll_interval_ms: { type: 'integer', minimum: 0 } },
         },
       },
     },

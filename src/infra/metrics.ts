@@ -22,6 +22,8 @@ export interface MetricsSources {
   jobs?(): Promise<JobStats[]>;
   /** Mail delivered, retries scheduled and mail given up by this node (src/modules/mail). */
   mail?(): { sent: number; retried: number; failed: number };
+  /** Inbound platform frames rejected by this node, by `platform:reason` (src/modules/platforms/contracts.ts). */
+  platformFrames?(): Record<string, number>;
 }
 
 export interface Metrics {
@@ -152,6 +154,21 @@ export function createMetrics(options: { service: string; env: string; sources: 
   mailCounter('svc_mail_sent_total', 'Mail messages the transport accepted, on this node.', (c) => c.sent);
   mailCounter('svc_mail_retried_total', 'Mail tries that failed and were scheduled again, on this node.', (c) => c.retried);
   mailCounter('svc_mail_failed_total', 'Mail messages given up (out of tries or refused for good), on this node.', (c) => c.failed);
+  new Counter({
+    name: 'svc_platform_frames_rejected_total',
+    help: 'Inbound platform frames and payloads rejected against spec/platforms/ (reason unknown or malformed), on this node.',
+    labelNames: ['platform', 'reason'],
+    registers: [registry],
+    collect() {
+      const totals = sources.platformFrames?.();
+      if (!totals) return;
+      this.reset();
+      for (const [key, count] of Object.entries(totals)) {
+        const split = key.lastIndexOf(':');
+        this.inc({ platform: key.slice(0, split), reason: key.slice(split + 1) }, count);
+      }
+    },
+  });
   jobGauge('svc_jobs_oldest_queued_seconds', 'Age of the oldest job ready to run, per job kind (0: none waits).', (s) => s.oldestQueuedSeconds);
   return { registry, render: () => registry.metrics() };
 }

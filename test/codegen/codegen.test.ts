@@ -314,6 +314,22 @@ describe('npm run codegen:check', () => {
     return JSON.stringify(doc, null, 2);
   };
 
+  test("fails when a platform's inbound contract (spec/platforms/) is incomplete or ambiguous", async () => {
+    const dir = fresh();
+    edit(dir, 'spec/platforms/platform_a.json', (s) =>
+      asyncapi(s, (doc) => {
+        delete doc.components.messages.notification_follow['x-ingest'];
+        doc.components.messages.notification_cheer['x-match'] = { type: 'notification', event: 'raid' };
+        doc.components.messages.notification_raid['x-ingest'].type = 'platform_b:raid';
+      }),
+    );
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/platforms/platform_a.json message notification_follow: x-ingest.kind must be one of event, chat, moderation, treatment');
+    expect(result.output).toMatch(/message notification_(cheer|raid): matches what notification_(cheer|raid) matches/);
+    expect(result.output).toContain('message notification_raid: x-ingest.type must be a platform_a: event type');
+  });
+
   test('fails when a channel pattern has no gate kind, or an earlier pattern takes its names', async () => {
     const dir = fresh();
     edit(dir, 'spec/ws-protocol/modules/connections.json', (s) => asyncapi(s, (doc) => (doc.channels.loginAssignments['x-gate'] = {})));

@@ -2,11 +2,14 @@
 import { randomUUID } from 'node:crypto';
 import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
+import { closeSocketsAfterEach, connect } from '../helpers/ws';
 
 const operatorEmail = `ops-${randomUUID()}@example.test`;
 const bearer = (u: LoggedIn) => ({ authorization: `Bearer ${u.accessToken}` });
 const ASSIGN = 'mutation($c: UUID!, $p: String!, $u: UUID) { assignLoginConnection(loginConnectionId: $c, provider: $p, userId: $u) { id accountId userId loginConnectionId provider createdAt } }';
 const ASSIGNMENTS = 'query($u: UUID) { accountLoginAssignments(userId: $u) { provider loginConnectionId userId } }';
+
+const opened = closeSocketsAfterEach();
 
 describe('login connections', () => {
   const t = useTestApp({ auth: { bootstrap_admins: [operatorEmail] } });
@@ -94,5 +97,25 @@ describe('login connections', () => {
     const again = await gql(t.url, 'mutation { removeLoginAssignment(provider: "platform_a") }', {}, bearer(owner));
     expect(again.body.errors?.[0]).toMatchObject({ message: 'Login assignment not found', extensions: { code: 'NOT_FOUND' } });
     expect((await api(t, 'GET', '/connections/status', { token: owner.accessToken })).body.data[0]).toMatchObject({ login_connected: false, login_reconnect_required: false });
+  });
+
+  test('login-assignments:{id} carries the outcome of one assignment: assigned, then removed (id, provider and state only)', async () => {
+    const owner = await devLogin(t);
+    const login = await record(owner, { provider: 'platform_a', platform_user_id: `live-${randomUUID()}` });
+    const first = await gql(t.url, ASSIGN, { c: login.body.data.id, p: 'platform_a' }, bearer(owner));
+    const id = (first.body.data!.assignLoginConnection as { id: string }).id;
+    const s = await connect(t.wsUrl);
+    opened.push(s);
+    expect((await s.next()).type).toBe('welcome');
+    const channel = `login-assignments:${id}`;
+    s.send({ type: 'subscribe', channel });
+    expect(await s.next()).toEqual({ type: 'subscribed', channel });
+    // Assigning again keeps the assignment (and its id).
+    expect((await gql(t.url, ASSIGN, { c: login.body.data.id, p: 'platform_a' }, bearer(owner))).body.data!.assignLoginConnection).toMatchObject({ id });
+    expect(await s.next()).toMatchObject({ type: 'event', channel, event_type: 'login-assignment:assigned', data: { id, provider: 'platform_a', status: 'assigned' } });
+    expect((await gql(t.url, 'mutation { removeLoginAssignment(provider: "platform_a") }', {}, bearer(owner))).body.data).toEqual({ removeLoginAssignment: true });
+    const removed = (await s.next()) as unknown as { event_type: string; data: Record<string, unknown> };
+    expect(removed).toMatchObject({ event_type: 'login-assignment:removed', data: { id, provider: 'platform_a', status: 'removed' } });
+    expect(Object.keys(removed.data).sort()).toEqual(['at', 'id', 'provider', 'status']);
   });
 });

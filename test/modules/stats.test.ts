@@ -577,6 +577,25 @@ describe('bootstrap on public-stats:{platform}:{broadcast_id}', () => {
     expect(await s.next()).toEqual({ type: 'event', channel, event_type: 'bootstrap', data: rest.body.data });
   });
 
+  test('a crawler batch that changes the broadcast sends its summary again as public-stats:update', async () => {
+    const s = await socket();
+    const channel = 'public-stats:platform_a:g-live';
+    s.send({ type: 'subscribe', channel });
+    expect(await s.next()).toEqual({ type: 'subscribed', channel });
+    expect(await s.next()).toMatchObject({ type: 'event', channel, event_type: 'bootstrap' });
+    const batch = { batch_id: `live-${Date.now()}`, streams: [{ platform: 'platform_a', broadcast_id: 'g-live', platform_channel_id: 'g1', started_at: recent(40), samples: [{ at: recent(10), viewers: 20, messages: 1 }] }] };
+    expect((await ingest(batch)).status).toBe(200);
+    const update = (await s.nextMatching((m) => m.type === 'event', 10_000)) as unknown as { event_type: string; data: unknown; cursor?: string };
+    const rest = await api(t, 'GET', '/public-stats/streams/platform_a/g-live');
+    expect(update).toMatchObject({ type: 'event', channel, event_type: 'public-stats:update', data: rest.body.data });
+    // The same batch again changes nothing and sends nothing; an opted-out channel's broadcast sends nothing either.
+    expect((await ingest(batch)).status).toBe(200);
+    expect((await ingest({ streams: [{ platform: 'platform_a', broadcast_id: 'b-s1', platform_channel_id: 'b1', started_at: dayAt(1), samples: [{ at: dayAt(1, 5), viewers: 5 }] }] })).status).toBe(200);
+    await t.app.modules.stats.live.idle();
+    s.send({ type: 'ping' });
+    expect(await s.next()).toEqual({ type: 'pong' });
+  });
+
   test('no snapshot for an unknown broadcast or an opted-out channel', async () => {
     const s = await socket();
     for (const channel of ['public-stats:platform_a:nope', 'public-stats:platform_a:b-s1', 'public-stats:platform_x:g-live']) {

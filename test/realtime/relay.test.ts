@@ -31,6 +31,9 @@ const SPEC_TABLE = {
   // Extension log lines (issue 33 item 3): a developer's own extension, and an account's installs.
   'ext-logs': { channel: 'ext-logs:{extension_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'extension:log' },
   'ext-install-logs': { channel: 'ext-install-logs:{account_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'extension:log' },
+  // A broadcast's public statistics after each crawler batch, and one login assignment's outcome.
+  'public-stats': { channel: 'public-stats:{platform}:{broadcast_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'public-stats:update' },
+  'login-assignments': { channel: 'login-assignments:{id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
 } as const;
 
 type Family = keyof typeof SPEC_TABLE;
@@ -38,8 +41,8 @@ const families = Object.keys(SPEC_TABLE) as Family[];
 
 /** A concrete socket channel and its bus channel for a family, with one fresh id. */
 function names(family: Family, id: string): { socket: string; bus: string } {
-  const socket = SPEC_TABLE[family].channel.replace(/\{[a-z_]+\}/, id);
-  return { socket, bus: relays[family].bus.replace(/\{[a-z_]+\}/, id) };
+  const socket = SPEC_TABLE[family].channel.replace(/\{[a-z_]+\}/g, id);
+  return { socket, bus: relays[family].bus.replace(/\{[a-z_]+\}/g, id) };
 }
 
 /** What a socket of the family receives for a publisher's JSON, per Part 2. */
@@ -87,7 +90,7 @@ describe('the generated relay table', () => {
   });
 
   test('channels without a relay row have no bus channel', () => {
-    for (const name of ['presence:events:1', 'public-stats:platform_a:1', 'login-assignments:1', 'nope:1']) {
+    for (const name of ['presence:events:1', 'nope:1']) {
       expect(busChannelFor(name)).toBeNull();
     }
   });
@@ -95,6 +98,19 @@ describe('the generated relay table', () => {
 
 const soundId = randomUUID();
 /** Two bus messages per family as its publishers write them. */
+/** A stream session as src/modules/platforms/streams.ts publishes it (spec/ws-protocol/modules/history.json). */
+const SESSION = {
+  id: '00000000-0000-4000-8000-0000000005e5',
+  account_id: '00000000-0000-4000-8000-00000000acc0',
+  platform: 'platform_a',
+  platform_channel_id: 'chan-1',
+  stream_id: 'stream-1',
+  title: 'Live',
+  category: null,
+  started_at: '2026-11-28T09:00:00.000Z',
+  updated_at: '2026-11-28T09:00:00.000Z',
+};
+
 const REALISTIC: Record<'events' | 'music' | 'chat' | 'automations' | 'history' | 'sounds', [Record<string, unknown>, Record<string, unknown>]> = {
   events: [
     { id: randomUUID(), account_id: randomUUID(), type: 'platform_a:follower', platform: 'platform_a', external_id: null, raw: { user_id: 'u1' }, created_at: '2026-01-01T00:00:00.000Z' },
@@ -107,8 +123,8 @@ const REALISTIC: Record<'events' | 'music' | 'chat' | 'automations' | 'history' 
   ],
   automations: [{ automation_id: 'a1', status: 'ran' }, { automation_id: 'a1', status: 'done' }],
   history: [
-    { event_type: 'history:session_started', data: { id: 's1' } },
-    { event_type: 'history:session_updated', data: { id: 's1' } },
+    { event_type: 'history:session_started', data: { ...SESSION, updates: 0, ended_at: null } },
+    { event_type: 'history:session_updated', data: { ...SESSION, updates: 1, ended_at: '2026-11-28T10:00:00.000Z' } },
   ],
   sounds: [
     { event_type: 'sound:play', data: { sound_id: soundId, name: 'ding', content_type: 'audio/mpeg', duration_ms: 100, volume: 1, target: null, stream_url: `/v1/sounds/${soundId}/stream` } },

@@ -4994,6 +4994,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/discord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * discord server event webhook (relayed by the account's bot).
+         * @description `X-Signature-256: sha256=<hex>` is the HMAC-SHA256 of the raw body with config
+         *     `webhooks.discord_secret`. A missing or mismatched signature gives 401 UNAUTHORIZED; an
+         *     unset secret gives 401 while `webhooks.require_signatures` is true. The body is declared
+         *     in spec/platforms/discord.json: `{ id, type, guild_id, member, ... }` with `type`
+         *     `member_join`, `member_leave` or `boost` is stored as `discord:<type>` (raw: the body,
+         *     idempotent on `id`) for the accounts whose `discord` connection is `guild_id`. Other
+         *     types, a body failing its schema (counted), or no connected account answer 200. A body
+         *     that is not a JSON object gives 400. Not rate limited.
+         */
+        post: operations["discordWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/payment_provider": {
         parameters: {
             query?: never;
@@ -5152,6 +5179,33 @@ export interface paths {
          *     that is not JSON gives 400. Not rate limited.
          */
         post: operations["shopPlatformWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/tips_platform": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tips_platform tip webhook.
+         * @description `X-Signature-256: sha256=<hex>` is the HMAC-SHA256 of the raw body with config
+         *     `webhooks.tips_platform_secret`. A missing or mismatched signature gives 401
+         *     UNAUTHORIZED; an unset secret gives 401 while `webhooks.require_signatures` is true. The
+         *     body is declared in spec/platforms/tips_platform.json: `{ id, type: tip, channel_id,
+         *     amount, currency, user_name?, message? }` is stored as `tips_platform:tip` (raw: the body,
+         *     idempotent on `id`) for the accounts whose `tips_platform` connection is `channel_id`.
+         *     Other types, a body failing its schema (counted), or no connected account answer 200. A
+         *     body that is not a JSON object gives 400. Not rate limited.
+         */
+        post: operations["tipsPlatformWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7769,8 +7823,11 @@ export interface components {
             /** @description Rises with every change of holder. */
             fence: number;
             node_id: string;
-            /** @enum {string} */
-            platform: "platform_a" | "platform_b";
+            /**
+             * @description The ingest worker: platform_a's socket, platform_b's live chat poller, music_platform's activity poller.
+             * @enum {string}
+             */
+            platform: "platform_a" | "platform_b" | "music_platform";
             platform_channel_id: string;
         };
         WorkerNode: {
@@ -20924,6 +20981,35 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    discordWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookReceived"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     paymentProviderWebhook: {
         parameters: {
             query?: {
@@ -21078,6 +21164,35 @@ export interface operations {
         };
     };
     shopPlatformWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookReceived"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    tipsPlatformWebhook: {
         parameters: {
             query?: {
                 /**

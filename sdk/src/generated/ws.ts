@@ -222,7 +222,19 @@ export type WsHistoryUpdateMessage = {
   "type": "event";
   "channel": string;
   "event_type": "history:session_started" | "history:session_updated";
-  "data": Record<string, unknown>;
+  "data": {
+  "id": string;
+  "account_id": string;
+  "platform": string;
+  "platform_channel_id": string | null;
+  "stream_id": string | null;
+  "title": string | null;
+  "category": string | null;
+  "updates": number;
+  "started_at": string;
+  "ended_at": string | null;
+  "updated_at": string;
+};
   "cursor"?: string;
 };
 
@@ -242,6 +254,20 @@ export type WsIdeaDeletedMessage = {
   "event_type": "idea:deleted";
   "data": {
   "id": string;
+};
+  "cursor"?: string;
+};
+
+/** loginAssignmentUpdate: Login assignment outcome (server message `event`) */
+export type WsLoginAssignmentUpdateMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type": "login-assignment:assigned" | "login-assignment:removed";
+  "data": {
+  "id": string;
+  "provider": string;
+  "status": "assigned" | "removed";
+  "at": string;
 };
   "cursor"?: string;
 };
@@ -313,6 +339,15 @@ export type WsPublicStatsBootstrapMessage = {
   "channel": string;
   "event_type": "bootstrap";
   "data": Record<string, unknown>;
+};
+
+/** publicStatsUpdate: Public statistics update (server message `event`) */
+export type WsPublicStatsUpdateMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type": "public-stats:update";
+  "data": Record<string, unknown>;
+  "cursor"?: string;
 };
 
 /** soundPlay: Play a sound (server message `event`) */
@@ -397,7 +432,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -560,11 +595,11 @@ export interface ChannelMessages {
   "history:{account_id}": WsHistoryUpdateMessage;
   "ideas:{idea_id}": WsIdeaChangeMessage | WsIdeaDeletedMessage | WsCommentChangeMessage | WsCommentDeletedMessage;
   "ideas:list": WsIdeaChangeMessage | WsIdeaDeletedMessage;
-  "login-assignments:{id}": Extract<WsServerMessage, { type: "event" }>;
+  "login-assignments:{id}": WsLoginAssignmentUpdateMessage;
   "music_platform:{account_id}": WsMusicNowPlayingMessage;
   "overlay:{key}": WsOverlayUpdateMessage | WsOverlaySettingsUpdateMessage;
   "presence:{resource_channel}": WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage;
-  "public-stats:{platform}:{broadcast_id}": WsPublicStatsBootstrapMessage;
+  "public-stats:{platform}:{broadcast_id}": WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage;
   "sounds:{account_id}": WsSoundPlayMessage | WsSoundStopMessage;
   "widget:{widget_instance_id}": WsWidgetUpdateMessage | WsWidgetSettingsUpdateMessage;
 }

@@ -1,22 +1,20 @@
 /**
- * The chat module (Part 2, "Chat"; issue 13): chat messages with soft delete, the moderation log
- * and per-platform user profiles; the ingest pipeline (`ChatPipeline`, api.ts) that the
- * platform_c webhook receiver, the platform_a socket worker and the platform_b poller feed; the
- * history, chatter search, send, moderate and profile refresh operations; the broadcast on
- * `chat:{account_id}`; and the retention sweep registered with the events module. The ingest
- * workers run each connected channel on the node holding its lease (the workers module). Owns the
- * `chat_messages`, `chat_moderation_log` and `chat_platform_users` tables; reads (never writes)
- * the connections module's channel connections and login grants.
+ * The chat module (Part 2, "Chat"): chat messages with soft delete, the moderation log and
+ * per-platform user profiles; the ingest pipeline (`ChatPipeline`, api.ts) that the platforms
+ * module's adapters feed (platform_a's socket, platform_b's poller, platform_c's receiver), through
+ * the sink registered here; the history, chatter search, send, moderate and profile refresh
+ * operations over the platforms module's outbound adapters; the broadcast on `chat:{account_id}`;
+ * and the retention sweep registered with the events module. Owns the `chat_messages`,
+ * `chat_moderation_log` and `chat_platform_users` tables; reads (never writes) the connections
+ * module's channel connections and login grants.
  */
 import { defineModule } from '../contract';
-import { createHttpAdapter, type ChatAdapters } from './adapters';
 import type { ChatPipeline } from './api';
 import { createChatResolvers } from './graphql';
 import { chatMigrations } from './migrations';
 import { createChatRepo, type ChatRepo } from './repo';
 import { createChatRest } from './rest';
 import { createChatService, type ChatService } from './service';
-import { createPlatformASocketWorker, createPlatformBPoller, type Worker } from './workers';
 
 export type { ChatPipeline } from './api';
 
@@ -32,26 +30,14 @@ declare module '../contract' {
   }
 }
 
-export interface ChatModuleOptions {
-  /** Replaces the HTTP adapters (a test's own fakes). */
-  adapters?: Partial<ChatAdapters>;
-}
-
-export function createChatModule(options: ChatModuleOptions = {}) {
+export function createChatModule() {
   return defineModule({
     name: 'chat',
     migrations: chatMigrations,
     build: ({ db, bus, cache, config, log, use }) => {
       const events = use('events');
       const accounts = use('accounts');
-      const { leases } = use('workers');
-      const platforms = config.chat.platforms;
-      const timeoutMs = config.chat.request_timeout_ms;
-      const adapters: ChatAdapters = {
-        platform_a: options.adapters?.platform_a ?? createHttpAdapter('platform_a', { apiUrl: platforms.platform_a.api_url, timeoutMs }),
-        platform_b: options.adapters?.platform_b ?? createHttpAdapter('platform_b', { apiUrl: platforms.platform_b.api_url, timeoutMs }),
-        platform_c: options.adapters?.platform_c ?? createHttpAdapter('platform_c', { apiUrl: platforms.platform_c.api_url, timeoutMs }),
-      };
+      const platforms = use('platforms');
       const repo = createChatRepo(db.knex);
       const service = createChatService({
         repo,
@@ -60,7 +46,7 @@ export function createChatModule(options: ChatModuleOptions = {}) {
         cache,
         redisPrefix: config.redis_prefix,
         log,
-        adapters,
+        adapters: platforms.adapters,
         retentionWindowsSql: events.retention.windowsSql,
         grantToken: use('signin').grantToken,
         accountGrantToken: use('signin').accountGrantToken,
@@ -71,33 +57,6 @@ export function createChatModule(options: ChatModuleOptions = {}) {
       });
       events.retention.register(() => service.sweepRetention());
 
-      const workers: Worker[] = [];
-      if (platforms.platform_a.socket_url) {
-        workers.push(
-          createPlatformASocketWorker({
-            socketUrl: platforms.platform_a.socket_url,
-            reconnectMs: platforms.platform_a.reconnect_ms,
-            connected: () => repo.accountsConnectedTo('platform_a'),
-            pipeline: service,
-            events,
-            log,
-          }),
-        );
-      }
-      if (platforms.platform_b.api_url && platforms.platform_b.poll_interval_ms > 0) {
-        workers.push(
-          createPlatformBPoller({
-            adapter: adapters.platform_b,
-            intervalMs: platforms.platform_b.poll_interval_ms,
-            connected: () => repo.accountsConnectedTo('platform_b'),
-            pipeline: service,
-            log,
-            channelToken: (accountId) => use('signin').accountGrantToken(accountId, 'platform_b', 'channel'),
-          }),
-        );
-      }
-      // Each connected channel's ingest runs on the one node holding its lease.
-      for (const worker of workers) leases.own(worker);
       const api: ChatApi = {
         ingestMessage: (input) => service.ingestMessage(input),
         recordModeration: (input) => service.recordModeration(input),
@@ -105,13 +64,17 @@ export function createChatModule(options: ChatModuleOptions = {}) {
         sweepRetention: () => service.sweepRetention(),
         eraseSubject: (db, platform, platformUserId, extraLogins) => repo.eraseSubject(db, platform, platformUserId, extraLogins),
       };
+      // The platforms' adapters deliver chat, moderation and treatment input here; the methods
+      // are read at call time (a test may wrap them).
+      platforms.registerChat({
+        ingestMessage: (input) => api.ingestMessage(input),
+        recordModeration: (input) => api.recordModeration(input),
+        updateUserTreatment: (input) => api.updateUserTreatment(input),
+      });
       return {
         api,
         rest: createChatRest(service),
         resolvers: createChatResolvers(service),
-        async close() {
-          await Promise.all(workers.map((w) => w.stopAll()));
-        },
       };
     },
   });

@@ -71,7 +71,6 @@ const profileOf = (row: Record<string, unknown>): ChatUserProfile => {
 /** Look-ups of the connections module's tables for send and moderate: internal reads, not on the wire. */
 const channelOf = rowMapping(tableColumns('account_connections', ['platform_channel_id', 'reconnect_required']));
 const botOf = rowMapping(tableColumns('account_bot_connections', ['platform_user_id', 'reconnect_required']));
-const connectedOf = rowMapping(tableColumns('account_connections', ['account_id', 'platform_channel_id']));
 const loginGrantOf = schemaRows('LoginConnection', {
   omit: ['provider', 'is_primary', 'created_at'],
   from: { id: 'c.id', platform_user_id: 'c.platform_user_id', display_name: 'c.display_name', reconnect_required: 'c.reconnect_required' },
@@ -304,10 +303,6 @@ export function createChatRepo(knex: Knex) {
     async botOf(accountId: string, platform: string): Promise<{ platformUserId: string; reconnectRequired: boolean } | undefined> {
       const row = await knex('account_bot_connections').where({ account_id: accountId, platform }).first(knex.raw(botOf.select));
       return row ? botOf.map(row) : undefined;
-    },
-    /** chat.accountsConnectedTo: accounts with a usable channel connection on a platform (the ingest workers) */
-    async accountsConnectedTo(platform: string): Promise<{ accountId: string; platformChannelId: string }[]> {
-      return rows(await knex('account_connections').where({ platform, reconnect_required: false }).select(knex.raw(connectedOf.select))).map(connectedOf.map);
     },
   };
 }

@@ -19,7 +19,7 @@ import type { Cache } from '../../infra/cache';
 import type { Logger } from '../../infra/logger';
 import { shapeOf, toWire } from '../../http/mapping';
 import { pageOf, type Page, type PageRequest } from '../../paging';
-import type { ChatAdapters } from './adapters';
+import type { ChatAdapters } from '../platforms';
 import type { ChatIngest, ChatPlatform, ModerationIngest } from './api';
 import { chatMessages } from './errors';
 import { userTreatments, type ChatRepo, type ModerationEntry } from './repo';

@@ -22,8 +22,8 @@ declare module '../contract' {
 export const connectionsModule = defineModule({
   name: 'connections',
   migrations: connectionMigrations,
-  build: ({ db, use, config, secrets }) => {
-    const service = createConnectionsService({ repo: createConnectionsRepo(db.knex), knex: db.knex, audit: use('audit'), systemApps: config.connections.system_apps, secrets, providers: config.auth.providers, quotas: use('plans').quotas });
+  build: ({ db, use, config, secrets, bus }) => {
+    const service = createConnectionsService({ repo: createConnectionsRepo(db.knex), knex: db.knex, audit: use('audit'), systemApps: config.connections.system_apps, secrets, providers: config.auth.providers, quotas: use('plans').quotas, publish: (channel, message) => bus.publish(channel, message) });
     use('accounts').provideLoginConnections(service.loginConnectionsOf);
     return { api: service, rest: createConnectionsRest(service), resolvers: createConnectionsResolvers(service) };
   },

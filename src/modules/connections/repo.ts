@@ -126,10 +126,10 @@ export function createConnectionsRepo(knex: Knex) {
         .merge({ login_connection_id: row.login_connection_id });
       return assignmentOf.map(await db('login_assignments').where({ account_id: row.account_id, user_id: row.user_id, provider: row.provider }).first(db.raw(assignmentOf.select)));
     },
-    /** connections.removeAssignment: true when removed */
-    async removeAssignment(db: Knex.Transaction, accountId: string, userId: string, provider: string): Promise<boolean> {
-      const removed: unknown[] = await db('login_assignments').where({ account_id: accountId, user_id: userId, provider }).delete().returning('id');
-      return removed.length > 0;
+    /** connections.removeAssignment: the removed assignment's id, null when there was none */
+    async removeAssignment(db: Knex.Transaction, accountId: string, userId: string, provider: string): Promise<string | null> {
+      const removed = (await db('login_assignments').where({ account_id: accountId, user_id: userId, provider }).delete().returning('id')) as { id: string }[];
+      return removed[0]?.id ?? null;
     },
     /** connections.isMember */
     async isMember(accountId: string, userId: string): Promise<boolean> {

@@ -61,6 +61,11 @@ export function createConnectionsService(deps: {
   providers: readonly ProviderConfig[];
   /** Plan quota `max_integrations`: a new connection (not a reconnect of the same platform) needs a free slot. */
   quotas: Pick<ModuleApis['plans']['quotas'], 'admit'>;
+  /**
+   * Publishes an assignment's outcome on `login-assignments:{id}` once it committed (the socket
+   * relay delivers it as `login-assignment:assigned` / `login-assignment:removed`); absent: none.
+   */
+  publish?: (channel: string, message: string) => Promise<void>;
 }) {
   const { repo, knex, audit, secrets } = deps;
   const offered = (purpose: ConnectionType) => new Set(deps.providers.filter((p) => p.purposes.includes(purpose)).map((p) => p.slug));
@@ -71,6 +76,11 @@ export function createConnectionsService(deps: {
     scopes: grant.scopes.join(' '),
   });
   const configured = new Set(deps.systemApps);
+
+  /** The outcome of one assignment on its public channel: its id, provider and state only (no user or account ids). */
+  async function announce(id: string, provider: string, status: 'assigned' | 'removed'): Promise<void> {
+    await deps.publish?.(`login-assignments:${id}`, JSON.stringify({ event_type: `login-assignment:${status}`, data: { id, provider, status, at: new Date().toISOString() } })).catch(() => undefined);
+  }
 
   async function statuses(accountId: string, userId: string | null): Promise<ConnectionStatus[]> {
     const [rows, grants] = await Promise.all([repo.ofAccount(accountId), userId ? repo.assignmentsWithState(accountId, userId) : Promise.resolve([])]);
@@ -255,20 +265,25 @@ export function createConnectionsService(deps: {
       if (!(await repo.isMember(accountId, userId))) throw AppError.notFound(connectionMessages.notAMember);
       const login = await repo.loginConnection(input.loginConnectionId);
       if (!login || login.userId !== userId || login.provider !== input.provider) throw AppError.notFound(connectionMessages.loginConnectionNotFound);
-      return knex.transaction(async (trx) => {
-        const assigned = await repo.upsertAssignment(trx, { id: randomUUID(), account_id: accountId, user_id: userId, login_connection_id: login.id, provider: login.provider });
+      const assigned = await knex.transaction(async (trx) => {
+        const row = await repo.upsertAssignment(trx, { id: randomUUID(), account_id: accountId, user_id: userId, login_connection_id: login.id, provider: login.provider });
         await audit.record({ scope: 'account', type: 'account:login_assigned', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId, provider: login.provider, login_connection_id: login.id } }, trx);
-        return assigned;
+        return row;
       });
+      await announce(assigned.id, assigned.provider, 'assigned');
+      return assigned;
     },
 
     async unassign(ctx: AuthContext, provider: string, userId: string | null | undefined): Promise<void> {
       const accountId = requireAccountId(ctx);
       const target = targetUser(ctx, userId, 'login-assignments:delete');
-      await knex.transaction(async (trx) => {
-        if (!(await repo.removeAssignment(trx, accountId, target, provider))) throw AppError.notFound(connectionMessages.loginAssignmentNotFound);
+      const removed = await knex.transaction(async (trx) => {
+        const id = await repo.removeAssignment(trx, accountId, target, provider);
+        if (!id) throw AppError.notFound(connectionMessages.loginAssignmentNotFound);
         await audit.record({ scope: 'account', type: 'account:login_unassigned', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: target, provider } }, trx);
+        return id;
       });
+      await announce(removed, provider, 'removed');
     },
 
     async disconnect(ctx: AuthContext, id: string): Promise<void> {

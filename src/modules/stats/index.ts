@@ -1,9 +1,10 @@
 /**
  * The stats module (Part 2, "Public statistics", "Watchlist", "Emote (directory)"): the public
  * channel and stream statistics computed from time-series samples, the crawler's ingestion path,
- * the emote directory, the watchlist, and the `bootstrap` snapshot of the
- * `public-stats:{platform}:{broadcast_id}` socket channel, and a creator's own channel settings
- * (opt-out, top chatters). Owns its `ps_*` relational tables, `stats_watchlist(_pending)`, and the partitioned sample tables on the time-series store; touches no other
+ * the emote directory, the watchlist, and the `public-stats:{platform}:{broadcast_id}` socket
+ * channel (its `bootstrap` snapshot, and a `public-stats:update` after each crawler batch, live.ts),
+ * and a creator's own channel settings (opt-out, top chatters). Owns its `ps_*` relational tables,
+ * `stats_watchlist(_pending)`, and the partitioned sample tables on the time-series store; touches no other
  * module's tables.
  */
 import { shapeOf, toWire } from '../../http/mapping';
@@ -11,6 +12,7 @@ import { periodSeconds as seconds } from '../../infra/jobs';
 import { defineModule } from '../contract';
 import { createStatsResolvers } from './graphql';
 import { createIngestion, type Ingest } from './ingest';
+import { createLiveStats, type LiveStats } from './live';
 import { statsMigrations, statsTimeseriesMigrations } from './migrations';
 import { createStatsRepo, type StatsRepo } from './repo';
 import { createStatsRest } from './rest';
@@ -23,6 +25,8 @@ export interface StatsApi {
   readonly stats: PublicStatsService;
   readonly watchlist: WatchlistService;
   readonly ingest: Ingest;
+  /** The live `public-stats:update` publisher (its `idle` resolves once every queued summary went out). */
+  readonly live: LiveStats;
   /** Privacy erasure (issue 33 item 5): a chatter's top-chatter rows, in the caller's transaction (repo.ts `eraseChatters`). */
   readonly eraseChatters: StatsRepo['eraseChatters'];
 }
@@ -41,18 +45,33 @@ export function createStatsModule(options: { sweepMs?: number; now?: () => Date 
     name: 'stats',
     migrations: statsMigrations,
     timeseriesMigrations: statsTimeseriesMigrations,
-    build: ({ db, timeseries, jobs, use }) => {
+    build: ({ db, timeseries, jobs, bus, log, use }) => {
       const repo = createStatsRepo(db.knex);
       const series = createSeriesRepo(timeseries.knex);
       const stats = createPublicStatsService({ repo, series, now: options.now });
       const watchlist = createWatchlistService({ repo });
       const channelSettings = createChannelSettingsService({ repo, knex: db.knex, connections: use('connections'), audit: use('audit') });
-      const ingest = createIngestion({ repo, series, timeseries: timeseries.knex, now: options.now });
+      const apply = createIngestion({ repo, series, timeseries: timeseries.knex, now: options.now });
+      const live = createLiveStats({
+        bus,
+        log,
+        async summary(platform, broadcastId) {
+          const summary = await stats.bootstrap({ platform, broadcast_id: broadcastId });
+          return summary ? toWire(summary, summaryShape) : null;
+        },
+      });
+      // A batch applied (not a resend) publishes its broadcasts' summaries after the answer.
+      const ingest: Ingest = async (batch) => {
+        const result = await apply(batch);
+        if (!result.duplicate) live.changed((batch.streams ?? []).map((s) => ({ platform: s.platform, broadcastId: s.broadcastId })));
+        return result;
+      };
       jobs.every('stats.sweep', seconds(options.sweepMs ?? 86_400_000), async () => void (await stats.sweep()), { retryLimit: 1 });
       return {
-        api: { stats, watchlist, ingest, eraseChatters: (db, platform, logins) => repo.eraseChatters(db, platform, logins) },
+        api: { stats, watchlist, ingest, live, eraseChatters: (db, platform, logins) => repo.eraseChatters(db, platform, logins) },
         rest: createStatsRest({ stats, watchlist, ingest, channelSettings }),
         resolvers: createStatsResolvers({ stats, watchlist, channelSettings }),
+        close: () => live.idle(),
         // The socket snapshot is the REST summary's wire form (snake_case).
         channelBootstraps: {
           'public-stats:{platform}:{broadcast_id}': async (params: Record<string, string>) => {

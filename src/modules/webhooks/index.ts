@@ -3,7 +3,7 @@
  * (Part 2 "Inbound webhook receivers"), the shop_platform shops with their signing secrets, the
  * billing state the payment provider reports, and the receipt log of payment and payout
  * deliveries. Owns `webhook_receipts`, `webhook_shops` and `billing_subscriptions`; reaches
- * events, chat, extensions, payouts, plans and accounts only through their APIs (and reads, never writes,
+ * events, platforms (the platforms' inbound readers), extensions, payouts, plans and accounts only through their APIs (and reads, never writes,
  * the connections module's channel ids to resolve an account).
  */
 import { defineModule } from '../contract';
@@ -33,7 +33,7 @@ export function createWebhooksModule(options: { payout?: PayoutVerifier } = {}) 
         knex: db.knex,
         repo: createWebhooksRepo(db.knex),
         events: use('events'),
-        chat: use('chat'),
+        platforms: use('platforms'),
         extensions: use('extensions'),
         accounts: use('accounts'),
         plans: use('plans'),

@@ -15,6 +15,8 @@ export function createWebhooksRest(service: WebhooksService) {
     platformBWebhookChallenge: async ({ query }) => service.challenge(query),
     platformBWebhook: (_r, context) => service.platformB(inbound(context)),
     platformCWebhook: (_r, context) => service.platformC(inbound(context)),
+    tipsPlatformWebhook: (_r, context) => service.signedPlatform('tips_platform', inbound(context)),
+    discordWebhook: (_r, context) => service.signedPlatform('discord', inbound(context)),
     shopPlatformWebhook: (_r, context) => service.shopPlatform(inbound(context)),
     paymentProviderWebhook: (_r, context) => service.paymentProvider(inbound(context)),
     paymentConnectWebhook: (_r, context) => service.paymentConnect(inbound(context)),

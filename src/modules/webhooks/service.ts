@@ -2,14 +2,15 @@
  * The inbound webhook receivers (Part 2 "Inbound webhook receivers"; DESIGN.md "Webhook wire
  * formats"). Each verifies the raw bytes first (signature, timestamp tolerance), then parses, then
  * resolves the account from the signed payload and hands the result to the module that owns it:
- * events (`emitFor`, idempotent on the platform's id), the chat and moderation-log pipelines, the
+ * the platforms module for the platforms' bodies (it reads them against spec/platforms/ and
+ * delivers them to events and the chat and moderation-log pipelines), events (`emitFor`,
+ * idempotent on the platform's id) for the shops, the
  * extension purchases, the account plans, the payouts module (payout requests, connected
  * accounts, extension subscriptions). Payment and payout deliveries are kept in the receipt log,
  * once per provider event id. A valid delivery that matches no connection, or has a type
  * nobody handles, is acknowledged with 200. Gates are not checked here: the receivers are public.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { AuthContext } from '../../auth/context';
@@ -18,8 +19,8 @@ import { AppError, messages } from '../../errors';
 import type { InboundRequest } from '../../http/context';
 import { inputProblem, inputProblemError } from '../../http/input-guard';
 import type { Logger } from '../../infra/logger';
-import type { ChatPipeline } from '../chat';
 import type { ModuleApis } from '../contract';
+import type { SignedPlatform } from '../platforms';
 import type { ExtensionsApi } from '../extensions';
 import { webhookMessages } from './errors';
 import { certUrlAllowed, payoutCertDomain, type PayoutVerifier } from './payout';
@@ -37,8 +38,8 @@ export interface WebhooksDeps {
   knex: Knex;
   repo: WebhooksRepo;
   events: Pick<ModuleApis['events'], 'emitFor'>;
-  /** Read at call time (`chat.ingestMessage`), never destructured. */
-  chat: ChatPipeline;
+  /** The platforms' inbound readers (WebSub entries, platform_c bodies) and their delivery (events, chat pipeline, stream notices). */
+  platforms: Pick<ModuleApis['platforms'], 'readWebSub' | 'platformC' | 'signed' | 'deliver'>;
   extensions: ExtensionsApi;
   accounts: Pick<ModuleApis['accounts'], 'findOrCreateUser' | 'createAccountFor'>;
   plans: Pick<ModuleApis['plans'], 'billingPlan' | 'freePlan' | 'applyBillingPlan'>;
@@ -82,16 +83,8 @@ const SHOP_TOPICS: Readonly<Record<string, string>> = {
   'products/create': 'shop_platform:product',
 };
 
-const PLATFORM_C_EVENTS: Readonly<Record<string, string>> = {
-  'channel.subscription.new': 'platform_c:subscribe',
-  'channel.subscription.gifts': 'platform_c:gift',
-  'channel.followed': 'platform_c:follower',
-};
-
 /** Connect events the payouts module applies (connected accounts, transfers, extension subscriptions). */
 const CONNECT_STATE = new Set(['transfer.paid', 'customer.subscription.created', 'customer.subscription.deleted', 'invoice.payment_succeeded', 'invoice.payment_failed', 'account.updated']);
-
-const xml = new XMLParser({ removeNSPrefix: true, ignoreAttributes: true, parseTagValue: false, processEntities: true, htmlEntities: false });
 
 interface ProviderEvent {
   id: string;
@@ -173,10 +166,6 @@ export function createWebhooksService(deps: WebhooksDeps) {
       await repo.releaseReceipt(id).catch((e: unknown) => log.warn({ err: e }, 'webhook receipt release failed'));
       throw error;
     }
-  }
-
-  async function emitAll(accounts: readonly string[], input: { type: string; platform: string; raw: Json; externalId: string }): Promise<void> {
-    for (const accountId of accounts) await deps.events.emitFor(accountId, input);
   }
 
   // ---------------------------------------------------------------- billing (payment_provider)
@@ -292,71 +281,6 @@ export function createWebhooksService(deps: WebhooksDeps) {
     return { outcome: 'logged', accountId: row?.account_id ?? null };
   }
 
-  // ---------------------------------------------------------------- platform_c mapping
-
-  async function platformCEvent(type: string, payload: Json, messageKey: string): Promise<void> {
-    const broadcaster = objectAt(payload, 'broadcaster');
-    const channelId = text(broadcaster.user_id) ?? text(broadcaster.channel_id) ?? text(payload.channel_id);
-    if (!channelId) return;
-    const accounts = await repo.accountsByChannel('platform_c', channelId);
-    if (accounts.length === 0) return;
-    const externalId = externalKey('platform_c:', messageKey);
-    const mapped = type === 'livestream.status.updated' ? (payload.is_live === true ? 'platform_c:stream_online' : 'platform_c:stream_offline') : PLATFORM_C_EVENTS[type];
-    if (mapped) {
-      await emitAll(accounts, { type: mapped, platform: 'platform_c', raw: payload, externalId });
-      return;
-    }
-    if (type === 'chat.message.sent') {
-      const sender = objectAt(payload, 'sender');
-      const messageId = text(payload.message_id) ?? messageKey;
-      const userId = text(sender.user_id);
-      if (!userId) return;
-      const sent = text(payload.created_at) ? new Date(String(payload.created_at)) : null;
-      for (const accountId of accounts) {
-        await deps.chat.ingestMessage({
-          accountId,
-          platform: 'platform_c',
-          platformMessageId: messageId,
-          platformUserId: userId,
-          username: text(sender.username) ?? userId,
-          displayName: text(sender.username),
-          avatarUrl: text(sender.profile_picture),
-          message: typeof payload.content === 'string' ? payload.content : '',
-          emotes: payload.emotes ?? null,
-          badges: objectAt(sender, 'identity').badges ?? null,
-          raw: payload,
-          ...(sent && !Number.isNaN(sent.getTime()) ? { sentAt: sent } : {}),
-        });
-      }
-      return;
-    }
-    if (type === 'moderation.banned') {
-      const target = objectAt(payload, 'banned_user');
-      const moderator = objectAt(payload, 'moderator');
-      const meta = objectAt(payload, 'metadata');
-      const expires = text(meta.expires_at) ? Date.parse(String(meta.expires_at)) : NaN;
-      const created = text(meta.created_at) ? Date.parse(String(meta.created_at)) : NaN;
-      const timed = !Number.isNaN(expires);
-      const duration = timed && !Number.isNaN(created) ? Math.max(0, Math.round((expires - created) / 1000)) : null;
-      for (const accountId of accounts) {
-        await deps.chat.recordModeration({
-          accountId,
-          platform: 'platform_c',
-          action: timed ? 'timeout' : 'ban',
-          platformActionId: externalId,
-          targetUserId: text(target.user_id),
-          targetUsername: text(target.username),
-          moderatorUserId: text(moderator.user_id),
-          moderatorName: text(moderator.username),
-          durationSecs: duration,
-          reason: text(meta.reason),
-          raw: payload,
-        });
-      }
-    }
-  }
-
-
   return {
     /** WebSub verification: the hub's challenge, echoed. */
     challenge(query: { 'hub.challenge'?: string }): string {
@@ -378,27 +302,15 @@ export function createWebhooksService(deps: WebhooksDeps) {
       } else if (hooks.require_signatures) {
         throw unauthorized(webhookMessages.secretNotConfigured);
       }
-      const body = inbound.body.toString('utf8');
-      // No DTDs: entity definitions are refused outright rather than expanded.
-      if (/<!DOCTYPE|<!ENTITY/i.test(body) || XMLValidator.validate(body) !== true) throw new AppError('BAD_REQUEST', webhookMessages.malformedXml);
-      const doc = xml.parse(body) as Json;
-      const feed = isObject(doc.feed) ? doc.feed : doc;
-      const entries = (Array.isArray(feed.entry) ? feed.entry : [feed.entry]).filter(isObject);
-      const found = entries.filter((e) => text(e.channelId));
-      if (found.length === 0) throw new AppError('BAD_REQUEST', webhookMessages.missingChannelId);
-      for (const entry of found) {
-        const raw = {
-          channel_id: text(entry.channelId),
-          video_id: text(entry.videoId),
-          title: typeof entry.title === 'string' ? entry.title : null,
-          published: text(entry.published),
-          updated: text(entry.updated),
-        };
-        const problem = inputProblem(raw);
+      const read = deps.platforms.readWebSub(inbound.body.toString('utf8'));
+      if (!read.ok) throw new AppError('BAD_REQUEST', read.reason === 'malformed' ? webhookMessages.malformedXml : webhookMessages.missingChannelId);
+      for (const entry of read.entries) {
+        const problem = inputProblem(entry.raw);
         if (problem) throw inputProblemError(problem, 'body');
-        if (!raw.video_id) continue;
-        const accounts = await repo.accountsByChannel('platform_b', raw.channel_id!);
-        await emitAll(accounts, { type: 'platform_b:subscribe', platform: 'platform_b', raw, externalId: externalKey('platform_b:video:', raw.video_id) });
+      }
+      for (const { raw, input } of read.entries) {
+        if (!input) continue;
+        for (const accountId of await repo.accountsByChannel('platform_b', raw.channel_id!)) await deps.platforms.deliver(accountId, input);
       }
       return ACK;
     },
@@ -422,10 +334,27 @@ export function createWebhooksService(deps: WebhooksDeps) {
         throw AppError.forbidden(webhookMessages.secretNotConfigured);
       }
       const type = inbound.header('platform-c-event-type') ?? '';
-      const handled = type in PLATFORM_C_EVENTS || type === 'livestream.status.updated' || type === 'chat.message.sent' || type === 'moderation.banned';
-      if (!handled) return ACK;
+      if (!deps.platforms.platformC.handles(type)) return ACK;
       const payload = parseObject(inbound.body);
-      await platformCEvent(type, payload, messageId ?? `body:${sha256(inbound.body)}`);
+      const read = deps.platforms.platformC.read(type, payload, messageId ?? `body:${sha256(inbound.body)}`);
+      if (!read) return ACK;
+      for (const accountId of await repo.accountsByChannel('platform_c', read.channelId)) await deps.platforms.deliver(accountId, read.input);
+      return ACK;
+    },
+
+    /** tips_platform and discord: `X-Signature-256: sha256=<hex>` over the raw body, then the platforms module reads the body. */
+    async signedPlatform(platform: SignedPlatform, inbound: InboundRequest): Promise<WebhookAck> {
+      const secret = platform === 'tips_platform' ? hooks.tips_platform_secret : hooks.discord_secret;
+      if (secret) {
+        const signature = inbound.header('x-signature-256');
+        if (!signature) throw unauthorized(webhookMessages.signatureMissing);
+        if (!hubSignatureValid(signature, 'sha256', secret, inbound.body)) throw unauthorized(webhookMessages.signatureInvalid);
+      } else if (hooks.require_signatures) {
+        throw unauthorized(webhookMessages.secretNotConfigured);
+      }
+      const read = deps.platforms.signed(platform, parseObject(inbound.body));
+      if (!read) return ACK;
+      for (const accountId of await repo.accountsByChannel(platform, read.connectionId)) await deps.platforms.deliver(accountId, read.input);
       return ACK;
     },
 

@@ -40,7 +40,7 @@ export const workersModule = defineModule({
             channels: held.map((lease) => {
               const split = lease.unit.indexOf(':');
               return {
-                platform: lease.kind as 'platform_a' | 'platform_b',
+                platform: lease.kind as 'platform_a' | 'platform_b' | 'music_platform',
                 accountId: lease.unit.slice(0, split),
                 platformChannelId: lease.unit.slice(split + 1),
                 nodeId: lease.nodeId,

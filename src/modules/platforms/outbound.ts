@@ -1,9 +1,9 @@
 /**
- * Platform adapters: the only code that talks to the chat platforms. The service sees the
- * `ChatPlatformAdapter` interface; `createHttpAdapter` speaks the platforms' HTTP APIs at the
- * base URL configured per platform (`chat.platforms.<platform>.api_url`), which tests point at a
+ * The platforms' outbound calls: the only code that calls the chat platforms' APIs. Chat (send,
+ * moderate, profiles) and the platform_b poller see the `ChatPlatformAdapter` interface;
+ * `createHttpAdapter` speaks the platforms' HTTP APIs at the base URL configured per platform (`chat.platforms.<platform>.api_url`), which tests point at a
  * fake server on 127.0.0.1. A request names the acting platform user (`sender_id`, `moderator_id`)
- * and the channel, and carries the acting grant's token (issue 29) as `Authorization: Bearer`: the
+ * and the channel, and carries the acting grant's token as `Authorization: Bearer`: the
  * signed-in user's login grant, or the account's bot connection when no user acts (a service key,
  * an extension), or platform_b's channel connection (also for the live chat polling of its
  * ingest worker). Without a stored grant (an operator-recorded
@@ -18,7 +18,7 @@
  * A 4xx answer is the platform refusing; a 5xx, a network failure or a timeout is the platform
  * being unreachable. Credentials never appear in logs: the token is only ever in the request header.
  */
-import type { ChatPlatform } from './api';
+import type { ChatPlatform } from './inputs';
 
 export interface PlatformUser {
   platformUserId: string;
@@ -38,7 +38,7 @@ export interface SendRequest {
   liveChatId?: string | null;
   replyToMessageId?: string | null;
   /**
-   * The acting grant's access token (issue 29), sent as `Authorization: Bearer`: the user's login
+   * The acting grant's access token, sent as `Authorization: Bearer`: the user's login
    * grant, the account's bot connection, or (platform_b) the channel connection; null without one.
    */
   accessToken?: string | null;
@@ -57,18 +57,6 @@ export interface ModerateRequest {
   accessToken?: string | null;
 }
 
-/** One message of a polled live chat (platform_b). */
-export interface PolledMessage {
-  id: string;
-  authorId: string;
-  authorName: string;
-  authorDisplayName: string | null;
-  authorAvatarUrl: string | null;
-  message: string;
-  publishedAt: string | null;
-  raw: Record<string, unknown>;
-}
-
 export interface ChatPlatformAdapter {
   readonly platform: ChatPlatform;
   send(request: SendRequest): Promise<PlatformOutcome<{ messageId: string }>>;
@@ -78,7 +66,7 @@ export interface ChatPlatformAdapter {
   /** The channel's current live chat (platform_b); `null` when it is not live. `accessToken`: the channel connection's. */
   resolveLiveChatId(channelId: string, accessToken?: string | null): Promise<PlatformOutcome<string | null>>;
   /** One page of a live chat (platform_b polling). `accessToken`: the channel connection's. */
-  pollLiveChat(liveChatId: string, pageToken: string | null, accessToken?: string | null): Promise<PlatformOutcome<{ items: PolledMessage[]; nextPageToken: string | null; pollingIntervalMs: number | null }>>;
+  pollLiveChat(liveChatId: string, pageToken: string | null, accessToken?: string | null): Promise<PlatformOutcome<{ items: unknown[]; nextPageToken: string | null; pollingIntervalMs: number | null }>>;
 }
 
 export type ChatAdapters = Readonly<Record<ChatPlatform, ChatPlatformAdapter>>;
@@ -175,25 +163,8 @@ export function createHttpAdapter(platform: ChatPlatform, options: { apiUrl: str
       const { status, json } = answer.value;
       if (status >= 400) return refused(status, json);
       const body = isObject(json) ? json : {};
-      const items = (Array.isArray(body.items) ? body.items : []).filter(isObject).flatMap((item): PolledMessage[] => {
-        const author = isObject(item.author) ? item.author : {};
-        const id = str(item.id);
-        const authorId = str(author.channel_id);
-        const message = typeof item.message === 'string' ? item.message : null;
-        if (!id || !authorId || message === null) return [];
-        return [
-          {
-            id,
-            authorId,
-            authorName: str(author.name) ?? str(author.display_name) ?? authorId,
-            authorDisplayName: str(author.display_name),
-            authorAvatarUrl: str(author.avatar_url),
-            message,
-            publishedAt: str(item.published_at),
-            raw: item,
-          },
-        ];
-      });
+      // The items as the platform sent them: the poller reads them against spec/platforms/platform_b.json.
+      const items = Array.isArray(body.items) ? (body.items as unknown[]) : [];
       const interval = typeof body.polling_interval_ms === 'number' && Number.isFinite(body.polling_interval_ms) ? body.polling_interval_ms : null;
       return { ok: true, value: { items, nextPageToken: str(body.next_page_token), pollingIntervalMs: interval } };
     },
