@@ -60,6 +60,13 @@ export interface Config {
   data_dir: string;
   /** Prefix for every Redis key and bus channel (several deployments or test runs on one Redis). */
   redis_prefix: string;
+  /**
+   * The relational store: `migrate_on_start` applies pending migrations at start under the
+   * migration lock (src/infra/db/migrate.ts); false makes a start refuse a database that lacks
+   * any, naming them (run `npm run migrate` first). `pool_max`: most PostgreSQL connections per
+   * store per node.
+   */
+  db: { migrate_on_start: boolean; pool_max: number };
   log: { level: string };
   /**
    * GraphQL limits, checked before execution (HTTP 400 BAD_REQUEST): selection depth, aliases,
@@ -237,6 +244,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   redis_url: null,
   data_dir: './.data',
   redis_prefix: '',
+  db: { migrate_on_start: true, pool_max: 10 },
   log: { level: env === 'test' ? 'silent' : 'info' },
   graphql: {
     playground: env !== 'production',

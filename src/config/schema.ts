@@ -18,6 +18,11 @@ export const configSchema = {
     redis_url: nullableString,
     data_dir: { type: 'string', minLength: 1 },
     redis_prefix: { type: 'string' },
+    db: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { migrate_on_start: { type: 'boolean' }, pool_max: { type: 'integer', minimum: 1, maximum: 200 } },
+    },
     log: {
       type: 'object',
       additionalProperties: false,
