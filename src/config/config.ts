@@ -1,6 +1,7 @@
 /**
  * Typed configuration: defaults, then the SVC_CONFIG file (JSON or YAML), then environment
- * variables, validated once at boot into a frozen object. Owns the config keys of DESIGN.md's
+ * variables (every key as `SVC_<PATH>`, see envKeys; and the short names PORT, DATABASE_URL,
+ * TIMESERIES_URL, REDIS_URL), validated once at boot into a frozen object. Owns the config keys of DESIGN.md's
  * bootstrap contract; must not read the environment anywhere else.
  *
  * Plain system keys from the file are hashed here and dropped: only SHA-256 hashes stay in memory.
@@ -190,7 +191,8 @@ export interface Config {
      */
     max_header_bytes: number;
   };
-  security_txt: { contact: string; expires: string | null };
+  /** RFC 9116 `/.well-known/security.txt`: not served while `contact` is null (the production default). */
+  security_txt: { contact: string | null; expires: string | null };
   /**
    * Bus liveness (Redis only). Each node publishes a heartbeat on its own bus channel every
    * `heartbeat_ms` and hears it back through its subscriber; a node-local copy of a credential
@@ -233,6 +235,36 @@ export interface Config {
 }
 
 const DEV_JWT_SECRET = 'development-only-secret-change-me-0123456789';
+/** The shortest secret production accepts (what HMAC-SHA-256 keys ought to be). */
+const MIN_SECRET_BYTES = 32;
+/** Secrets printed in the README and in this file: anyone can read them, so production refuses them. */
+const PUBLISHED_SECRETS = new Set([DEV_JWT_SECRET, 'a-long-random-secret-of-at-least-32-characters']);
+/** The security.txt contact of the development default, an address nobody reads. */
+const PLACEHOLDER_CONTACT = /@example\.(?:com|org|net)\b|\/\/(?:www\.)?example\.(?:com|org|net)\b/i;
+
+/**
+ * Production refuses published secrets (the README's example, the development default) and
+ * shared secrets under MIN_SECRET_BYTES (JWT, payment and webhook signing secrets we choose), and
+ * a security.txt contact that is the placeholder.
+ */
+function productionSecretProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const named: [string, unknown][] = [
+    ['auth.jwt_secret', config.auth?.jwt_secret],
+    ['payments.webhook_secret', config.payments?.webhook_secret],
+    ['payments.connect_secret', config.payments?.connect_secret],
+    ['webhooks.platform_b_secret', config.webhooks?.platform_b_secret],
+    ['webhooks.platform_c_secret', config.webhooks?.platform_c_secret],
+  ];
+  for (const [where, value] of named) {
+    if (typeof value !== 'string' || value === '') continue;
+    if (PUBLISHED_SECRETS.has(value)) problems.push(`${where}: is the example from the README or the development default; production needs a secret of its own (openssl rand -hex 32)`);
+    else if (where !== 'auth.jwt_secret' && Buffer.byteLength(value) < MIN_SECRET_BYTES) problems.push(`${where}: must be at least ${MIN_SECRET_BYTES} bytes in production`);
+  }
+  const contact = config.security_txt?.contact;
+  if (typeof contact === 'string' && PLACEHOLDER_CONTACT.test(contact)) problems.push('security_txt.contact: is the example.com placeholder; production needs an address someone reads (mailto: or https:)');
+  return problems;
+}
 
 const defaults = (env: Env): Omit<Config, 'version'> => ({
   env,
@@ -300,7 +332,8 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   metrics: { host: '127.0.0.1', port: 9464 },
   memory: { kept_bytes: 64 * 1024 * 1024 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
-  security_txt: { contact: 'mailto:security@example.com', expires: null },
+  // Production serves no security.txt until a contact is configured (never the placeholder).
+  security_txt: { contact: env === 'production' ? null : 'mailto:security@example.com', expires: null },
   bus: { heartbeat_ms: 1000, heartbeat_bound_ms: 2000 },
   mail: {
     transport: 'log',
@@ -365,6 +398,64 @@ function readConfigFile(file: string): Json {
   return parsed;
 }
 
+type SchemaNode = { type?: string | readonly string[]; enum?: readonly unknown[]; properties?: Record<string, SchemaNode>; additionalProperties?: unknown };
+
+/** The schema node of a dotted key path, or null when no key of the schema has that path. */
+function schemaAt(keys: readonly string[]): SchemaNode | null {
+  let node: SchemaNode = configSchema as unknown as SchemaNode;
+  for (const key of keys) {
+    const next = node.properties?.[key];
+    if (!next) return null;
+    node = next;
+  }
+  return node;
+}
+
+/** An environment variable's text as the type its key takes: booleans, integers, JSON for lists and objects, else the text. */
+function envValue(text: string, node: SchemaNode): { value: unknown } | { problem: string } {
+  const types = new Set(node.type === undefined ? (node.enum ?? []).map((v) => (v === null ? 'null' : typeof v)) : typeof node.type === 'string' ? [node.type] : node.type);
+  if (types.has('null') && text === '') return { value: null };
+  if (types.has('boolean') && /^(true|false)$/.test(text)) return { value: text === 'true' };
+  if ((types.has('integer') || types.has('number')) && /^-?\d+(\.\d+)?$/.test(text)) return { value: Number(text) };
+  if (types.has('array') || types.has('object')) {
+    try {
+      return { value: JSON.parse(text) as unknown };
+    } catch {
+      return { problem: `is not JSON (a list or object is given as JSON text)` };
+    }
+  }
+  return { value: text };
+}
+
+/**
+ * Every key of the schema from the environment, by one rule: `SVC_` then the key's path in upper
+ * case, nested keys joined by a double underscore (`auth.jwt_secret` is `SVC_AUTH__JWT_SECRET`,
+ * `db.pool_max` is `SVC_DB__POOL_MAX`); lists and objects as JSON text. `SVC_CONFIG` names the
+ * file. A `SVC_` variable naming no key is a problem, as an unknown key in the file is.
+ */
+function envKeys(env: NodeJS.ProcessEnv, problems: string[]): Json {
+  const out: Json = {};
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith('SVC_') || name === 'SVC_CONFIG' || text === undefined) continue;
+    const keys = name.slice(4).toLowerCase().split('__');
+    const node = keys.every(Boolean) ? schemaAt(keys) : null;
+    if (!node) {
+      problems.push(`${name}: names no configuration key (SVC_<KEY PATH>, nested keys joined by __, e.g. SVC_AUTH__JWT_SECRET)`);
+      continue;
+    }
+    const parsed = envValue(text, node);
+    if ('problem' in parsed) {
+      problems.push(`${name}: ${parsed.problem}`);
+      continue;
+    }
+    let target = out;
+    for (const key of keys.slice(0, -1)) target = (target[key] = isObject(target[key]) ? target[key] : {}) as Json;
+    target[keys.at(-1)!] = parsed.value;
+  }
+  return out;
+}
+
+/** The short names kept beside the rule (PORT, DATABASE_URL, ...): they win over their SVC_ forms. */
 function envOverrides(env: NodeJS.ProcessEnv): Json {
   const out: Json = {};
   if (env.PORT !== undefined && env.PORT !== '') out.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
@@ -395,13 +486,13 @@ function packageVersion(): string {
 export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json } = {}): Readonly<Config> {
   const processEnv = options.env ?? process.env;
   const file = processEnv.SVC_CONFIG ? readConfigFile(processEnv.SVC_CONFIG) : {};
-  const layered = merge(merge(file, envOverrides(processEnv)), options.overrides ?? {});
+  const problems: string[] = [];
+  const layered = merge(merge(merge(file, envKeys(processEnv, problems)), envOverrides(processEnv)), options.overrides ?? {});
   const envName = (layered.env ?? 'development') as Env;
   const merged = merge({ ...defaults(['development', 'test', 'production'].includes(envName) ? envName : 'development'), version: packageVersion() }, layered);
 
   const ajv = new Ajv({ allErrors: true, strict: false });
   const validate = ajv.compile(configSchema);
-  const problems: string[] = [];
   if (!validate(merged)) {
     for (const e of validate.errors ?? []) {
       const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(root)';
@@ -411,8 +502,9 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   }
   const config = merged as unknown as Config;
   if (config.env === 'production') {
-    if (!config.auth?.jwt_secret || config.auth.jwt_secret.length < 32) problems.push('auth.jwt_secret: must be set to at least 32 characters in production');
+    if (!config.auth?.jwt_secret || Buffer.byteLength(config.auth.jwt_secret) < MIN_SECRET_BYTES) problems.push(`auth.jwt_secret: must be set to at least ${MIN_SECRET_BYTES} bytes in production`);
     if (config.auth?.dev_login) problems.push('auth.dev_login: cannot be enabled in production');
+    problems.push(...productionSecretProblems(config));
   }
   // A lease renewed no more often than it lasts would lapse between renewals.
   if (typeof config.jobs?.lease_renew_ms === 'number' && typeof config.jobs.lease_ttl_ms === 'number' && config.jobs.lease_renew_ms * 2 > config.jobs.lease_ttl_ms) {

@@ -241,7 +241,7 @@ export const configSchema = {
     security_txt: {
       type: 'object',
       additionalProperties: false,
-      properties: { contact: { type: 'string', minLength: 1 }, expires: nullableString },
+      properties: { contact: { type: ['string', 'null'], minLength: 1, pattern: '^(mailto:|https://|tel:)' }, expires: nullableString },
     },
     bus: {
       type: 'object',
