@@ -4864,6 +4864,88 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/mail/outbox/{id}/retry": {
+      "post": {
+        "operationId": "adminRetryMail",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Queues a failed message again, with a fresh set of tries (REST only, as the outbox list).",
+        "description": "For a message that ran out of tries or was refused (`status` `failed`), for instance one\nsealed with a key a node lacked during a key rotation (README \"Key rotation\"): the message\nbecomes `pending`, due now, with `attempts` 0 and its `last_error` kept until the next try,\nand a worker picks it up. 404 NOT_FOUND `Mail message not found`; 409 CONFLICT `Only a\nfailed message can be retried` for any other status. Records nothing else. Gate: the\nadmin `mail:edit`.\n",
+        "x-permission": "mail:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/admin/mail/outbox/{id}/retry"
+        },
+        "responses": {
+          "200": {
+            "description": "The message, queued again.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/MailOutboxItem"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/plans": {
       "post": {
         "operationId": "adminCreatePlan",
@@ -26076,7 +26158,8 @@ export const openapiDocument = {
               "REDIS_ERROR",
               "INTERNAL_SERVER_ERROR",
               "SERVICE_UNAVAILABLE",
-              "PLATFORM_UNAVAILABLE"
+              "PLATFORM_UNAVAILABLE",
+              "SEALED_SECRET_UNREADABLE"
             ]
           },
           "message": {

@@ -1015,6 +1015,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/mail/outbox/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queues a failed message again, with a fresh set of tries (REST only, as the outbox list).
+         * @description For a message that ran out of tries or was refused (`status` `failed`), for instance one
+         *     sealed with a key a node lacked during a key rotation (README "Key rotation"): the message
+         *     becomes `pending`, due now, with `attempts` 0 and its `last_error` kept until the next try,
+         *     and a worker picks it up. 404 NOT_FOUND `Mail message not found`; 409 CONFLICT `Only a
+         *     failed message can be retried` for any other status. Records nothing else. Gate: the
+         *     admin `mail:edit`.
+         */
+        post: operations["adminRetryMail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/plans": {
         parameters: {
             query?: never;
@@ -5861,7 +5886,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "INVALID_LOGIN_CODE" | "PROVIDER_UNAVAILABLE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE" | "PLATFORM_UNAVAILABLE";
+            error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "INVALID_LOGIN_CODE" | "PROVIDER_UNAVAILABLE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE" | "PLATFORM_UNAVAILABLE" | "SEALED_SECRET_UNREADABLE";
             message: string;
         };
         /** @description A stream event (Part 2, "Event row"); GraphQL calls `type` `eventType`. */
@@ -10167,6 +10192,48 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRetryMail: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message, queued again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["MailOutboxItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

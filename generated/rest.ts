@@ -49,6 +49,7 @@ export type OperationId =
   | 'adminRejectDeveloperVerification'
   | 'adminRemoveConnection'
   | 'adminRemoveShopConnection'
+  | 'adminRetryMail'
   | 'adminRole'
   | 'adminRoleMembers'
   | 'adminRoles'
@@ -394,6 +395,8 @@ export interface RestHandlers<Context> {
   adminRemoveConnection(request: RestRequest<'adminRemoveConnection'>, context: Context): Promise<RestResponse<'adminRemoveConnection'>>;
   /** DELETE /v1/admin/accounts/{id}/shops/{shop_domain} */
   adminRemoveShopConnection(request: RestRequest<'adminRemoveShopConnection'>, context: Context): Promise<RestResponse<'adminRemoveShopConnection'>>;
+  /** POST /v1/admin/mail/outbox/{id}/retry */
+  adminRetryMail(request: RestRequest<'adminRetryMail'>, context: Context): Promise<RestResponse<'adminRetryMail'>>;
   /** GET /v1/admin/admin-roles/{id} */
   adminRole(request: RestRequest<'adminRole'>, context: Context): Promise<RestResponse<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members */
@@ -905,6 +908,7 @@ export interface DomainResults {
   adminRejectDeveloperVerification: { 200: Camelize<Wire<'adminRejectDeveloperVerification', 200>> };
   adminRemoveConnection: { 200: Camelize<Wire<'adminRemoveConnection', 200>> };
   adminRemoveShopConnection: { 200: Camelize<Wire<'adminRemoveShopConnection', 200>> };
+  adminRetryMail: { 200: Camelize<DataOf<Wire<'adminRetryMail', 200>>> };
   adminRole: { 200: Camelize<DataOf<Wire<'adminRole', 200>>> };
   adminRoleMembers: { 200: Camelize<ItemOf<Wire<'adminRoleMembers', 200>>>[] };
   adminRoles: { 200: Camelize<ItemOf<Wire<'adminRoles', 200>>>[] };
@@ -1177,6 +1181,7 @@ export interface DefaultStatus {
   adminRejectDeveloperVerification: 200;
   adminRemoveConnection: 200;
   adminRemoveShopConnection: 200;
+  adminRetryMail: 200;
   adminRole: 200;
   adminRoleMembers: 200;
   adminRoles: 200;
@@ -1499,6 +1504,8 @@ export interface RestOperations<Context> {
   adminRemoveConnection(request: DomainRequest<'adminRemoveConnection'>, context: Context): Promise<DomainResult<'adminRemoveConnection'>>;
   /** DELETE /v1/admin/accounts/{id}/shops/{shop_domain} (bare) */
   adminRemoveShopConnection(request: DomainRequest<'adminRemoveShopConnection'>, context: Context): Promise<DomainResult<'adminRemoveShopConnection'>>;
+  /** POST /v1/admin/mail/outbox/{id}/retry (single) */
+  adminRetryMail(request: DomainRequest<'adminRetryMail'>, context: Context): Promise<DomainResult<'adminRetryMail'>>;
   /** GET /v1/admin/admin-roles/{id} (single) */
   adminRole(request: DomainRequest<'adminRole'>, context: Context): Promise<DomainResult<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members (collection) */
@@ -3479,6 +3486,43 @@ export const routes: readonly RouteSpec[] = [
     "envelope": {
       "kind": "bare",
       "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRetryMail",
+    "method": "post",
+    "path": "/v1/admin/mail/outbox/{id}/retry",
+    "expressPath": "/v1/admin/mail/outbox/:id/retry",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "mail:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/admin/mail/outbox/{id}/retry"
     },
     "paging": null,
     "defaultStatus": 200

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
 import { routes, type OperationId, type RestHandlers } from '../generated/rest';
 import { authModule } from './modules/auth';
+import { checkSealedValues, UnopenableSecretsError } from './auth/sealed';
 import { loadSecretBox } from './auth/secrets';
 import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
@@ -228,6 +229,17 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const startedAt = Date.now();
   const secrets = await loadSecretBox(config);
   const { db, timeseries } = await openStores(config, log);
+  // A node that cannot open what the database holds (a key missing or wrong during a rotation)
+  // never becomes ready: it says which key, and stops before serving anything.
+  try {
+    const sealed = await checkSealedValues(db.knex, secrets);
+    if (sealed.unopenable.length) throw new UnopenableSecretsError(sealed.unopenable, sealed.counts);
+    if (Object.keys(sealed.counts).length) log.info({ sealing_key: secrets.keyId, values_by_key: sealed.counts }, 'sealed values checked: every key opens');
+  } catch (error) {
+    await timeseries.close();
+    await db.close();
+    throw error;
+  }
   // Relayed families' messages are logged on their way out, so sockets can resume (src/realtime/resume.ts).
   const bus = loggedBus(
     config.redis_url

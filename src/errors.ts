@@ -34,12 +34,19 @@ export const errorStatus = {
   PLATFORM_UNAVAILABLE: 503,
   /** Issue 29: a sign-in provider that cannot be reached or answers nonsense. */
   PROVIDER_UNAVAILABLE: 502,
+  /**
+   * A stored secret (a provider grant, a mail body) is sealed with a key this node does not
+   * hold, or does not open: a key-rotation fault of the deployment, named so (README "Key
+   * rotation"); the log names the key id.
+   */
+  SEALED_SECRET_UNREADABLE: 500,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;
 
 /** The only messages a 5xx may carry; anything else a server failure says stays in the log. */
-export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'PLATFORM_UNAVAILABLE' | 'PROVIDER_UNAVAILABLE', string> = {
+export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'PLATFORM_UNAVAILABLE' | 'PROVIDER_UNAVAILABLE' | 'SEALED_SECRET_UNREADABLE', string> = {
+  SEALED_SECRET_UNREADABLE: "A stored secret cannot be opened with this node's keys",
   PROVIDER_UNAVAILABLE: 'The sign-in provider is unavailable',
   DATABASE_ERROR: 'An internal database error occurred',
   REDIS_ERROR: 'An internal cache error occurred',
@@ -131,6 +138,8 @@ export function toAppError(error: unknown): AppError {
   const wrapped = error as { name?: unknown; thrownValue?: unknown } | null;
   if (wrapped?.name === 'NonErrorThrown' && wrapped.thrownValue !== undefined) return toAppError(wrapped.thrownValue);
   if (isDataException(error)) return AppError.validation(messages.invalidValue);
+  // src/auth/secrets.ts's SealedValueError, by name (this layer sits below auth).
+  if ((error as { name?: unknown } | null)?.name === 'SealedValueError') return new AppError('SEALED_SECRET_UNREADABLE', scrubbedMessages.SEALED_SECRET_UNREADABLE);
   if (isOutage(error)) return new AppError('SERVICE_UNAVAILABLE', scrubbedMessages.SERVICE_UNAVAILABLE);
   if (isDatabaseError(error)) return new AppError('DATABASE_ERROR', scrubbedMessages.DATABASE_ERROR);
   if (isCacheError(error)) return new AppError('REDIS_ERROR', scrubbedMessages.REDIS_ERROR);

@@ -44,10 +44,15 @@ export interface ProviderConfig {
   purposes: ProviderPurpose[];
 }
 
-/** A key of the secrets at rest: 32 bytes, base64; rows store the id of the key that sealed them. */
+/**
+ * A key of the secrets at rest: 32 bytes, base64; rows store the id of the key that sealed them.
+ * `state` (src/auth/secrets.ts): `sealing` (one key; default: the first without a state),
+ * `decrypt-only`, `retired`; unset means sealing for the first such key, decrypt-only after.
+ */
 export interface EncryptionKeyConfig {
   id: string;
   key: string;
+  state?: 'sealing' | 'decrypt-only' | 'retired';
 }
 
 export interface Config {
@@ -530,7 +535,7 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
 }
 
 type RawProvider = Partial<ProviderConfig> & { client_secret_env?: string };
-type RawKey = { id: string; key?: string; key_env?: string };
+type RawKey = { id: string; key?: string; key_env?: string; state?: EncryptionKeyConfig['state'] };
 
 /**
  * Sign-in providers and secrets keys: secrets named by environment variable are read here (the
@@ -584,8 +589,11 @@ function signInProblems(config: Config, processEnv: NodeJS.ProcessEnv): string[]
     else if (Buffer.from(key, 'base64').length !== 32) problems.push(`${where}.key: must be 32 bytes, base64 (openssl rand -base64 32)`);
     if (ids.has(k.id)) problems.push(`${where}.id: ${k.id} is listed twice`);
     ids.add(k.id);
-    return { id: k.id, key };
+    return k.state ? { id: k.id, key, state: k.state } : { id: k.id, key };
   });
+  const keys = config.secrets.encryption_keys;
+  if (keys.filter((k) => k.state === 'sealing').length > 1) problems.push('secrets.encryption_keys: more than one key is `state: sealing` (one key seals)');
+  if (keys.length > 0 && !keys.some((k) => k.state === 'sealing' || k.state === undefined)) problems.push('secrets.encryption_keys: no key seals (mark one `state: sealing`)');
   if (config.env === 'production' && config.auth.providers.length > 0 && !config.auth.public_url) {
     problems.push('auth.public_url: required in production when auth.providers is set (the providers redirect to <public_url>/v1/auth/callback/<slug>)');
   }

@@ -113,6 +113,7 @@ export const configSchema = {
               id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
               key: { type: 'string', minLength: 1 },
               key_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+              state: { enum: ['sealing', 'decrypt-only', 'retired'] },
             },
             oneOf: [{ required: ['key'] }, { required: ['key_env'] }],
           },

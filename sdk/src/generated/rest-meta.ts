@@ -193,6 +193,7 @@ export const tokenQueryOperations: readonly string[] = [
   "POST /admin/extension-reviews/{version_id}/approve",
   "POST /admin/extension-reviews/{version_id}/reject",
   "POST /admin/limit-requests/{id}/start-review",
+  "POST /admin/mail/outbox/{id}/retry",
   "POST /admin/plans",
   "POST /admin/privacy/chat/erase",
   "POST /admin/system-keys",
