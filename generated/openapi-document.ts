@@ -6250,7 +6250,7 @@ export const openapiDocument = {
           "admin"
         ],
         "summary": "Which node holds which platform ingest channel, the live nodes, and the job queues (REST only).",
-        "description": "Each connected channel's platform ingest (the platform_a chat socket, the platform_b live\nchat poller) is held by one node at a time through a lease (docs/adr/005-background-jobs.md).\n`nodes` are the nodes seen within the lease lifetime, with how many channels each holds;\n`channels` every lease (one that expired is about to be taken over); `jobs` the queue\nfigures of every job kind (the same as the metrics). `node_id` names the node that\nanswered. Gate: the admin `workers:read`.\n",
+        "description": "Each connected channel's platform ingest (the platform_a chat socket, the platform_b live\nchat poller) is held by one node at a time through a lease (docs/adr/005-background-jobs.md).\n`nodes` are every node seen within the lease lifetime (whether or not it runs ingest), with\nits release and how many channels it holds;\n`channels` every lease (one that expired is about to be taken over); `jobs` the queue\nfigures of every job kind (the same as the metrics). `node_id` names the node that\nanswered. Gate: the admin `workers:read`.\n",
         "x-permission": "workers:read",
         "x-permission-scope": "admin",
         "x-envelope": {
@@ -31869,6 +31869,7 @@ export const openapiDocument = {
         "additionalProperties": false,
         "required": [
           "node_id",
+          "version",
           "started_at",
           "last_seen_at",
           "channels"
@@ -31877,13 +31878,19 @@ export const openapiDocument = {
           "node_id": {
             "type": "string"
           },
+          "version": {
+            "type": "string",
+            "nullable": true,
+            "description": "The release the node runs (null: a node of a release that did not say)."
+          },
           "started_at": {
             "type": "string",
             "format": "date-time"
           },
           "last_seen_at": {
             "type": "string",
-            "format": "date-time"
+            "format": "date-time",
+            "description": "The node's last heartbeat (every `jobs.lease_renew_ms`)."
           },
           "channels": {
             "type": "integer",

@@ -1360,7 +1360,8 @@ export interface paths {
          * Which node holds which platform ingest channel, the live nodes, and the job queues (REST only).
          * @description Each connected channel's platform ingest (the platform_a chat socket, the platform_b live
          *     chat poller) is held by one node at a time through a lease (docs/adr/005-background-jobs.md).
-         *     `nodes` are the nodes seen within the lease lifetime, with how many channels each holds;
+         *     `nodes` are every node seen within the lease lifetime (whether or not it runs ingest), with
+         *     its release and how many channels it holds;
          *     `channels` every lease (one that expired is about to be taken over); `jobs` the queue
          *     figures of every job kind (the same as the metrics). `node_id` names the node that
          *     answered. Gate: the admin `workers:read`.
@@ -7168,11 +7169,16 @@ export interface components {
         WorkerNode: {
             /** @description Channel leases this node holds. */
             channels: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The node's last heartbeat (every `jobs.lease_renew_ms`).
+             */
             last_seen_at: string;
             node_id: string;
             /** Format: date-time */
             started_at: string;
+            /** @description The release the node runs (null: a node of a release that did not say). */
+            version: string | null;
         };
     };
     responses: {
