@@ -436,7 +436,8 @@ function envValue(text: string, node: SchemaNode): { value: unknown } | { proble
  * Every key of the schema from the environment, by one rule: `SVC_` then the key's path in upper
  * case, nested keys joined by a double underscore (`auth.jwt_secret` is `SVC_AUTH__JWT_SECRET`,
  * `db.pool_max` is `SVC_DB__POOL_MAX`); lists and objects as JSON text. `SVC_CONFIG` names the
- * file. A `SVC_` variable naming no key is a problem, as an unknown key in the file is.
+ * file. A `SVC_` variable inside a section that names no key of it is a problem, as an unknown key
+ * in the file is; one outside every section is left alone (a secret a `key_env` names).
  */
 function envKeys(env: NodeJS.ProcessEnv, problems: string[]): Json {
   const out: Json = {};
@@ -444,6 +445,8 @@ function envKeys(env: NodeJS.ProcessEnv, problems: string[]): Json {
     if (!name.startsWith('SVC_') || name === 'SVC_CONFIG' || text === undefined) continue;
     const keys = name.slice(4).toLowerCase().split('__');
     const node = keys.every(Boolean) ? schemaAt(keys) : null;
+    // A variable outside every section (`SVC_SECRETS_KEY`, named by a `key_env`) is not ours to judge.
+    if (!node && !schemaAt(keys.slice(0, 1))) continue;
     if (!node) {
       problems.push(`${name}: names no configuration key (SVC_<KEY PATH>, nested keys joined by __, e.g. SVC_AUTH__JWT_SECRET)`);
       continue;

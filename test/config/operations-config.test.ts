@@ -43,6 +43,8 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ env: { SVC_PORT: '7000', PORT: '7001' } }).port).toBe(7001);
     expect(() => loadConfig({ env: { SVC_AUTH__JWT_SECRETS: 'x' } })).toThrow('SVC_AUTH__JWT_SECRETS: names no configuration key');
     expect(() => loadConfig({ env: { SVC_HTTP__CORS_ORIGINS: 'https://a.example' } })).toThrow('SVC_HTTP__CORS_ORIGINS: is not JSON');
+    // Outside every section: a secret some `key_env` names, not a configuration key.
+    expect(loadConfig({ env: { SVC_SECRETS_KEY: 'x' } }).env).toBe('development');
     expect(() => loadConfig({ env: { SVC_DB__POOL_MAX: 'many' } })).toThrow('db.pool_max: must be integer');
   });
 });
