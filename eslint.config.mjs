@@ -50,7 +50,7 @@ const moduleZones = MODULES.flatMap((name) => [
 ]);
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'node_modules/**', '.data/**', '.ci/**', 'coverage/**', 'sdk/dist/**', 'sdk/src/generated/**', 'sdk/node_modules/**'] },
+  { ignores: ['generated/**', 'node_modules/**', '.data/**', '.ci/**', 'coverage/**', 'sdk/dist/**', 'sdk/src/generated/**', 'sdk/node_modules/**', 'dist/**'] },
   {
     files: ['**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],

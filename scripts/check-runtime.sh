@@ -2,7 +2,7 @@
 # The production runtime tree, as the image's final stage holds it, checked without a registry:
 # build dist/, copy it with package.json and the lock file into a clean directory, prune its
 # node_modules to production dependencies (no tsx, no TypeScript), start it with `npm start` (the
-# documented entry point) in production mode, probe readiness, send SIGTERM to npm and see the
+# documented entry point) in production mode after `npm run migrate`, probe readiness, send SIGTERM to npm and see the
 # node process drain and exit 0 with nothing left listening, and every output line be JSON.
 #
 #   sh scripts/check-runtime.sh            # builds first
@@ -58,8 +58,14 @@ cat >"$WORK/config.json" <<EOF
 EOF
 
 cd "$APP"
+# Migrations as their own step, then a node that only checks them (db.migrate_on_start: false).
 # A clean environment: PATH only, as a supervisor would give it.
-env -i PATH="$PATH" HOME="$WORK" SVC_CONFIG="$WORK/config.json" SVC_DATA_DIR="$WORK/data" PORT="$PORT" CHECK_SECRETS_KEY="$KEY" \
+env -i PATH="$PATH" HOME="$WORK" SVC_CONFIG="$WORK/config.json" SVC_DATA_DIR="$WORK/data" CHECK_SECRETS_KEY="$KEY" \
+  npm --silent run migrate >"$WORK/migrate.log" 2>&1 || { cat "$WORK/migrate.log" >&2; fail "npm run migrate failed"; }
+applied=$(grep -c '"msg":"migration applied"' "$WORK/migrate.log" || true)
+[ "$applied" -gt 0 ] || fail "npm run migrate logged no migration"
+say "npm run migrate: $applied migrations applied, a line each"
+env -i PATH="$PATH" HOME="$WORK" SVC_CONFIG="$WORK/config.json" SVC_DATA_DIR="$WORK/data" PORT="$PORT" CHECK_SECRETS_KEY="$KEY" SVC_DB__MIGRATE_ON_START=false \
   npm --silent start >"$WORK/out.log" 2>"$WORK/err.log" &
 PID=$!
 
