@@ -101,6 +101,17 @@ test('a body sealed with a key this node lacks is left for another try, not fail
   await waitFor(() => smtp.received.some((m) => m.envelopeTo.includes(`k9-${id}@example.test`)));
 }, 60_000);
 
+test('the start-up check names a key id whose values this configuration cannot open, or opens wrongly', async () => {
+  const id = randomUUID();
+  const sealedK2 = createSecretBox([k2]);
+  await t.app.db.knex('mail_outbox').insert({ id, kind: 'team_invite', to_address: `check-${id}@example.test`, subject: 'Hi', text_body: sealedK2.seal('t'), html_body: sealedK2.seal('h'), max_attempts: 5, status: 'sent' });
+  expect((await checkSealedValues(t.app.db.knex, createSecretBox([k1, k2]))).unopenable).toEqual([]);
+  expect((await checkSealedValues(t.app.db.knex, createSecretBox([k1]))).unopenable).toContain('k2');
+  expect((await checkSealedValues(t.app.db.knex, createSecretBox([k1, { id: 'k2', key: randomBytes(32).toString('base64') }]))).unopenable).toContain('k2');
+  expect((await checkSealedValues(t.app.db.knex, createSecretBox([k1, { ...k2, state: 'retired' }]))).unopenable).toContain('k2');
+  expect(new UnopenableSecretsError(['k2'], { k2: 2 }).message).toContain('sealed with key k2 (2 values), which this node cannot open');
+});
+
 (services.postgres ? test : test.skip)('two nodes mid-rotation deliver every mail; the reseal moves every value to the sealing key; a node keyed wrong refuses to start naming the key', async () => {
   // Node B: step two (k2 seals, k1 decrypt-only) while node A is still at step one.
   const b = await createApp(nodeConfig('node-b', [{ ...k1, state: 'decrypt-only' }, { ...k2, state: 'sealing' }]));
