@@ -26158,8 +26158,7 @@ export const openapiDocument = {
               "REDIS_ERROR",
               "INTERNAL_SERVER_ERROR",
               "SERVICE_UNAVAILABLE",
-              "PLATFORM_UNAVAILABLE",
-              "SEALED_SECRET_UNREADABLE"
+              "PLATFORM_UNAVAILABLE"
             ]
           },
           "message": {

@@ -34,19 +34,12 @@ export const errorStatus = {
   PLATFORM_UNAVAILABLE: 503,
   /** Issue 29: a sign-in provider that cannot be reached or answers nonsense. */
   PROVIDER_UNAVAILABLE: 502,
-  /**
-   * A stored secret (a provider grant, a mail body) is sealed with a key this node does not
-   * hold, or does not open: a key-rotation fault of the deployment, named so (README "Key
-   * rotation"); the log names the key id.
-   */
-  SEALED_SECRET_UNREADABLE: 500,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;
 
 /** The only messages a 5xx may carry; anything else a server failure says stays in the log. */
-export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'PLATFORM_UNAVAILABLE' | 'PROVIDER_UNAVAILABLE' | 'SEALED_SECRET_UNREADABLE', string> = {
-  SEALED_SECRET_UNREADABLE: "A stored secret cannot be opened with this node's keys",
+export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'PLATFORM_UNAVAILABLE' | 'PROVIDER_UNAVAILABLE', string> = {
   PROVIDER_UNAVAILABLE: 'The sign-in provider is unavailable',
   DATABASE_ERROR: 'An internal database error occurred',
   REDIS_ERROR: 'An internal cache error occurred',
@@ -138,12 +131,19 @@ export function toAppError(error: unknown): AppError {
   const wrapped = error as { name?: unknown; thrownValue?: unknown } | null;
   if (wrapped?.name === 'NonErrorThrown' && wrapped.thrownValue !== undefined) return toAppError(wrapped.thrownValue);
   if (isDataException(error)) return AppError.validation(messages.invalidValue);
-  // src/auth/secrets.ts's SealedValueError, by name (this layer sits below auth).
-  if ((error as { name?: unknown } | null)?.name === 'SealedValueError') return new AppError('SEALED_SECRET_UNREADABLE', scrubbedMessages.SEALED_SECRET_UNREADABLE);
+  // A stored secret this node cannot open (src/auth/secrets.ts's SealedValueError, by name: this
+  // layer sits below auth): a key missing here during a rotation, which another node or a
+  // corrected configuration serves, so 503 with Retry-After; the log names the key id (isSealedValueError).
+  if (isSealedValueError(error)) return new AppError('SERVICE_UNAVAILABLE', scrubbedMessages.SERVICE_UNAVAILABLE);
   if (isOutage(error)) return new AppError('SERVICE_UNAVAILABLE', scrubbedMessages.SERVICE_UNAVAILABLE);
   if (isDatabaseError(error)) return new AppError('DATABASE_ERROR', scrubbedMessages.DATABASE_ERROR);
   if (isCacheError(error)) return new AppError('REDIS_ERROR', scrubbedMessages.REDIS_ERROR);
   return new AppError('INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
+}
+
+/** src/auth/secrets.ts's SealedValueError: logged at error level with its key id, unlike an outage's 503. */
+export function isSealedValueError(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === 'SealedValueError';
 }
 
 /** The wire body of an error; 5xx never carry their original message or details. */

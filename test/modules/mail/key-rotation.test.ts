@@ -12,6 +12,7 @@ import { createApp, type App } from '../../../src/app';
 import { checkSealedValues, resealAll, UnopenableSecretsError } from '../../../src/auth/sealed';
 import { createSecretBox, SealedValueError } from '../../../src/auth/secrets';
 import { loadConfig } from '../../../src/config/config';
+import { isSealedValueError, toAppError } from '../../../src/errors';
 import { services, startTestApp, type TestApp } from '../../helpers/app';
 import { startTestSmtp, waitFor, type TestSmtp } from '../../helpers/smtp';
 import { api, devLogin, type LoggedIn } from '../../helpers/users';
@@ -75,6 +76,9 @@ test('key states: a decrypt-only key opens and never seals; a retired one opens 
   expect(() => after.open(old)).toThrow('names key k1, which this node has retired');
   expect(() => createSecretBox([k2]).open(old)).toThrow('names key k1, which this node does not have');
   expect(() => loadConfig({ env: {}, overrides: { secrets: { encryption_keys: [{ ...k1, state: 'decrypt-only' }] } } })).toThrow('no key seals');
+  // A request meeting such a value: 503 with Retry-After (another node, or fixed keys, serve it), not a bare 500.
+  expect(toAppError(new SealedValueError('k1', 'unknown-key'))).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+  expect(isSealedValueError(new SealedValueError('k1', 'altered'))).toBe(true);
 });
 
 test('a body sealed with a key this node lacks is left for another try, not failed; an operator re-queues a failed message', async () => {
