@@ -5889,6 +5889,91 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/mail/outbox/{id}/retry": {
+      "post": {
+        "operationId": "adminRetryMail",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Queues a failed message again, with a fresh set of tries (REST only, as the outbox list).",
+        "description": "For a message that ran out of tries or was refused (`status` `failed`), for instance one\nsealed with a key a node lacked during a key rotation (README \"Key rotation\"): the message\nbecomes `pending`, due now, with `attempts` 0 and its `last_error` kept until the next try,\nand a worker picks it up. 404 NOT_FOUND `Mail message not found`; 409 CONFLICT `Only a\nfailed message can be retried` for any other status. Records nothing else. Gate: the\nadmin `mail:edit`.\n",
+        "x-permission": "mail:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/admin/mail/outbox/{id}/retry"
+        },
+        "responses": {
+          "200": {
+            "description": "The message, queued again.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/MailOutboxItem"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/plans": {
       "post": {
         "operationId": "adminCreatePlan",
@@ -7895,7 +7980,7 @@ export const openapiDocument = {
           "admin"
         ],
         "summary": "Which node holds which platform ingest channel, the live nodes, and the job queues (REST only).",
-        "description": "Each connected channel's platform ingest (the platform_a chat socket, the platform_b live\nchat poller) is held by one node at a time through a lease (docs/adr/005-background-jobs.md).\n`nodes` are the nodes seen within the lease lifetime, with how many channels each holds;\n`channels` every lease (one that expired is about to be taken over); `jobs` the queue\nfigures of every job kind (the same as the metrics). `node_id` names the node that\nanswered. Gate: the admin `workers:read`.\n",
+        "description": "Each connected channel's platform ingest (the platform_a chat socket, the platform_b live\nchat poller) is held by one node at a time through a lease (docs/adr/005-background-jobs.md).\n`nodes` are every node seen within the lease lifetime (whether or not it runs ingest), with\nits release and how many channels it holds;\n`channels` every lease (one that expired is about to be taken over); `jobs` the queue\nfigures of every job kind (the same as the metrics). `node_id` names the node that\nanswered. Gate: the admin `workers:read`.\n",
         "x-permission": "workers:read",
         "x-permission-scope": "admin",
         "x-envelope": {
@@ -34969,6 +35054,7 @@ export const openapiDocument = {
         "additionalProperties": false,
         "required": [
           "node_id",
+          "version",
           "started_at",
           "last_seen_at",
           "channels"
@@ -34977,13 +35063,19 @@ export const openapiDocument = {
           "node_id": {
             "type": "string"
           },
+          "version": {
+            "type": "string",
+            "nullable": true,
+            "description": "The release the node runs (null: a node of a release that did not say)."
+          },
           "started_at": {
             "type": "string",
             "format": "date-time"
           },
           "last_seen_at": {
             "type": "string",
-            "format": "date-time"
+            "format": "date-time",
+            "description": "The node's last heartbeat (every `jobs.lease_renew_ms`)."
           },
           "channels": {
             "type": "integer",

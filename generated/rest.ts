@@ -57,6 +57,7 @@ export type OperationId =
   | 'adminRemoveShopConnection'
   | 'adminRestoreAccount'
   | 'adminRestoreUser'
+  | 'adminRetryMail'
   | 'adminRole'
   | 'adminRoleMembers'
   | 'adminRoles'
@@ -432,6 +433,8 @@ export interface RestHandlers<Context> {
   adminRestoreAccount(request: RestRequest<'adminRestoreAccount'>, context: Context): Promise<RestResponse<'adminRestoreAccount'>>;
   /** POST /v1/admin/users/{id}/restore */
   adminRestoreUser(request: RestRequest<'adminRestoreUser'>, context: Context): Promise<RestResponse<'adminRestoreUser'>>;
+  /** POST /v1/admin/mail/outbox/{id}/retry */
+  adminRetryMail(request: RestRequest<'adminRetryMail'>, context: Context): Promise<RestResponse<'adminRetryMail'>>;
   /** GET /v1/admin/admin-roles/{id} */
   adminRole(request: RestRequest<'adminRole'>, context: Context): Promise<RestResponse<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members */
@@ -979,6 +982,7 @@ export interface DomainResults {
   adminRemoveShopConnection: { 200: Camelize<Wire<'adminRemoveShopConnection', 200>> };
   adminRestoreAccount: { 200: Camelize<DataOf<Wire<'adminRestoreAccount', 200>>> };
   adminRestoreUser: { 200: Camelize<DataOf<Wire<'adminRestoreUser', 200>>> };
+  adminRetryMail: { 200: Camelize<DataOf<Wire<'adminRetryMail', 200>>> };
   adminRole: { 200: Camelize<DataOf<Wire<'adminRole', 200>>> };
   adminRoleMembers: { 200: Camelize<ItemOf<Wire<'adminRoleMembers', 200>>>[] };
   adminRoles: { 200: Camelize<ItemOf<Wire<'adminRoles', 200>>>[] };
@@ -1273,6 +1277,7 @@ export interface DefaultStatus {
   adminRemoveShopConnection: 200;
   adminRestoreAccount: 200;
   adminRestoreUser: 200;
+  adminRetryMail: 200;
   adminRole: 200;
   adminRoleMembers: 200;
   adminRoles: 200;
@@ -1625,6 +1630,8 @@ export interface RestOperations<Context> {
   adminRestoreAccount(request: DomainRequest<'adminRestoreAccount'>, context: Context): Promise<DomainResult<'adminRestoreAccount'>>;
   /** POST /v1/admin/users/{id}/restore (single) */
   adminRestoreUser(request: DomainRequest<'adminRestoreUser'>, context: Context): Promise<DomainResult<'adminRestoreUser'>>;
+  /** POST /v1/admin/mail/outbox/{id}/retry (single) */
+  adminRetryMail(request: DomainRequest<'adminRetryMail'>, context: Context): Promise<DomainResult<'adminRetryMail'>>;
   /** GET /v1/admin/admin-roles/{id} (single) */
   adminRole(request: DomainRequest<'adminRole'>, context: Context): Promise<DomainResult<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members (collection) */
@@ -4036,6 +4043,45 @@ export const routes: readonly RouteSpec[] = [
     "envelope": {
       "kind": "single",
       "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "adminRetryMail",
+    "method": "post",
+    "path": "/v1/admin/mail/outbox/{id}/retry",
+    "expressPath": "/v1/admin/mail/outbox/:id/retry",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "mail:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/admin/mail/outbox/{id}/retry"
     },
     "paging": null,
     "defaultStatus": 200,

@@ -994,6 +994,8 @@ export const tables = {
     node_id: 'text',
     started_at: 'timestamp',
     seen_at: 'timestamp',
+    version: { type: 'text', nullable: true },
+    passive: 'boolean',
   },
 } as const;
 

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
 import { routes, type OperationId, type RestHandlers } from '../generated/rest';
 import { authModule } from './modules/auth';
+import { checkSealedValues, UnopenableSecretsError } from './auth/sealed';
 import { loadSecretBox } from './auth/secrets';
 import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
@@ -151,16 +152,19 @@ export interface AppOptions {
   realtimeLimits?: RealtimeOptions['limits'];
 }
 
-async function openStores(config: Readonly<Config>): Promise<{ db: Database; timeseries: Database }> {
+/** The migration sets each store's database holds: both in one unless TIMESERIES_URL names another. */
+export function storeMigrationSets(config: Readonly<Config>): { relational: readonly MigrationSet[]; timeseries: readonly MigrationSet[] } {
+  return config.timeseries_url ? { relational: [relationalSet], timeseries: [timeseriesSet] } : { relational: sharedStoreMigrations, timeseries: [] };
+}
+
+async function openStores(config: Readonly<Config>, log: Logger): Promise<{ db: Database; timeseries: Database }> {
   const embeddedDir = (name: string) => (config.data_dir.startsWith('memory://') ? config.data_dir : path.join(config.data_dir, name));
   const separate = Boolean(config.timeseries_url);
-  const db = await openDatabase({
-    url: config.database_url,
-    dataDir: embeddedDir('pglite'),
-    migrationSets: separate ? [relationalSet] : sharedStoreMigrations,
-  });
+  const sets = storeMigrationSets(config);
+  const common = { migrate: config.db.migrate_on_start ? ('apply' as const) : ('check' as const), poolMax: config.db.pool_max, log };
+  const db = await openDatabase({ ...common, url: config.database_url, dataDir: embeddedDir('pglite'), migrationSets: sets.relational });
   try {
-    const timeseries = separate ? await openDatabase({ url: config.timeseries_url, dataDir: '', migrationSets: [timeseriesSet] }) : shareDatabase(db);
+    const timeseries = separate ? await openDatabase({ ...common, url: config.timeseries_url, dataDir: '', migrationSets: sets.timeseries }) : shareDatabase(db);
     return { db, timeseries };
   } catch (error) {
     await db.close();
@@ -230,7 +234,18 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   setKeptBudget(config.memory.kept_bytes);
   const startedAt = Date.now();
   const secrets = await loadSecretBox(config);
-  const { db, timeseries } = await openStores(config);
+  const { db, timeseries } = await openStores(config, log);
+  // A node that cannot open what the database holds (a key missing or wrong during a rotation)
+  // never becomes ready: it says which key, and stops before serving anything.
+  try {
+    const sealed = await checkSealedValues(db.knex, secrets);
+    if (sealed.unopenable.length) throw new UnopenableSecretsError(sealed.unopenable, sealed.counts);
+    if (Object.keys(sealed.counts).length) log.info({ sealing_key: secrets.keyId, values_by_key: sealed.counts }, 'sealed values checked: every key opens');
+  } catch (error) {
+    await timeseries.close();
+    await db.close();
+    throw error;
+  }
   // Relayed families' messages are logged on their way out, so sockets can resume (src/realtime/resume.ts).
   const bus = loggedBus(
     config.redis_url

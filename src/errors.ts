@@ -133,10 +133,19 @@ export function toAppError(error: unknown): AppError {
   const wrapped = error as { name?: unknown; thrownValue?: unknown } | null;
   if (wrapped?.name === 'NonErrorThrown' && wrapped.thrownValue !== undefined) return toAppError(wrapped.thrownValue);
   if (isDataException(error)) return AppError.validation(messages.invalidValue);
+  // A stored secret this node cannot open (src/auth/secrets.ts's SealedValueError, by name: this
+  // layer sits below auth): a key missing here during a rotation, which another node or a
+  // corrected configuration serves, so 503 with Retry-After; the log names the key id (isSealedValueError).
+  if (isSealedValueError(error)) return new AppError('SERVICE_UNAVAILABLE', scrubbedMessages.SERVICE_UNAVAILABLE);
   if (isOutage(error)) return new AppError('SERVICE_UNAVAILABLE', scrubbedMessages.SERVICE_UNAVAILABLE);
   if (isDatabaseError(error)) return new AppError('DATABASE_ERROR', scrubbedMessages.DATABASE_ERROR);
   if (isCacheError(error)) return new AppError('REDIS_ERROR', scrubbedMessages.REDIS_ERROR);
   return new AppError('INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
+}
+
+/** src/auth/secrets.ts's SealedValueError: logged at error level with its key id, unlike an outage's 503. */
+export function isSealedValueError(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === 'SealedValueError';
 }
 
 /** The wire body of an error; 5xx never carry their original message or details. */

@@ -13,14 +13,21 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 export const HOST = '127.0.0.1';
 
 /**
- * The Node options of `npm start` (package.json's start script, the flags before `--import`), so
- * the bench runs the service with the heap settings a deployment gets.
+ * The Node options of `npm start` (package.json's start script: `exec node <flags> dist/main.js`),
+ * so the bench and the process tests run the service with the heap settings a deployment gets.
  */
 export function startNodeArgs(): string[] {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.split(/\s+/);
-  const end = words.indexOf('--import');
-  return words[0] === 'node' && end > 0 ? words.slice(1, end) : [];
+  const node = words.indexOf('node');
+  if (node < 0) return [];
+  const flags: string[] = [];
+  for (let i = node + 1; i < words.length && words[i]!.startsWith('--'); i += 1) {
+    // `--import <module>` is how a script loads TypeScript, not a runtime setting.
+    if (words[i] === '--import') i += 1;
+    else flags.push(words[i]!);
+  }
+  return flags;
 }
 
 /** A child process running a TypeScript file through tsx, as `npm start` runs src/main.ts. */

@@ -276,6 +276,8 @@ const adminOnlyPermissions = [
   'workers:read',
   // Issue 32: GET /v1/admin/mail/outbox (pending and failed mail with its last error).
   'mail:read',
+  // POST /v1/admin/mail/outbox/{id}/retry: an operator queues a failed message again.
+  'mail:edit',
 ];
 
 /** The admin entry gate, auto-included in every admin role. */

@@ -1,6 +1,7 @@
 /**
  * Typed configuration: defaults, then the SVC_CONFIG file (JSON or YAML), then environment
- * variables, validated once at boot into a frozen object. Owns the config keys of DESIGN.md's
+ * variables (every key as `SVC_<PATH>`, see envKeys; and the short names PORT, DATABASE_URL,
+ * TIMESERIES_URL, REDIS_URL), validated once at boot into a frozen object. Owns the config keys of DESIGN.md's
  * bootstrap contract; must not read the environment anywhere else.
  *
  * Plain system keys from the file are hashed here and dropped: only SHA-256 hashes stay in memory.
@@ -43,10 +44,15 @@ export interface ProviderConfig {
   purposes: ProviderPurpose[];
 }
 
-/** A key of the secrets at rest: 32 bytes, base64; rows store the id of the key that sealed them. */
+/**
+ * A key of the secrets at rest: 32 bytes, base64; rows store the id of the key that sealed them.
+ * `state` (src/auth/secrets.ts): `sealing` (one key; default: the first without a state),
+ * `decrypt-only`, `retired`; unset means sealing for the first such key, decrypt-only after.
+ */
 export interface EncryptionKeyConfig {
   id: string;
   key: string;
+  state?: 'sealing' | 'decrypt-only' | 'retired';
 }
 
 export interface Config {
@@ -60,6 +66,13 @@ export interface Config {
   data_dir: string;
   /** Prefix for every Redis key and bus channel (several deployments or test runs on one Redis). */
   redis_prefix: string;
+  /**
+   * The relational store: `migrate_on_start` applies pending migrations at start under the
+   * migration lock (src/infra/db/migrate.ts); false makes a start refuse a database that lacks
+   * any, naming them (run `npm run migrate` first). `pool_max`: most PostgreSQL connections per
+   * store per node.
+   */
+  db: { migrate_on_start: boolean; pool_max: number };
   log: { level: string };
   /**
    * GraphQL limits, checked before execution (HTTP 400 BAD_REQUEST): selection depth, aliases,
@@ -191,7 +204,8 @@ export interface Config {
      */
     max_header_bytes: number;
   };
-  security_txt: { contact: string; expires: string | null };
+  /** RFC 9116 `/.well-known/security.txt`: not served while `contact` is null (the production default). */
+  security_txt: { contact: string | null; expires: string | null };
   /**
    * Bus liveness (Redis only). Each node publishes a heartbeat on its own bus channel every
    * `heartbeat_ms` and hears it back through its subscriber; a node-local copy of a credential
@@ -234,6 +248,36 @@ export interface Config {
 }
 
 const DEV_JWT_SECRET = 'development-only-secret-change-me-0123456789';
+/** The shortest secret production accepts (what HMAC-SHA-256 keys ought to be). */
+const MIN_SECRET_BYTES = 32;
+/** Secrets printed in the README and in this file: anyone can read them, so production refuses them. */
+const PUBLISHED_SECRETS = new Set([DEV_JWT_SECRET, 'a-long-random-secret-of-at-least-32-characters']);
+/** The security.txt contact of the development default, an address nobody reads. */
+const PLACEHOLDER_CONTACT = /@example\.(?:com|org|net)\b|\/\/(?:www\.)?example\.(?:com|org|net)\b/i;
+
+/**
+ * Production refuses published secrets (the README's example, the development default) and
+ * shared secrets under MIN_SECRET_BYTES (JWT, payment and webhook signing secrets we choose), and
+ * a security.txt contact that is the placeholder.
+ */
+function productionSecretProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const named: [string, unknown][] = [
+    ['auth.jwt_secret', config.auth?.jwt_secret],
+    ['payments.webhook_secret', config.payments?.webhook_secret],
+    ['payments.connect_secret', config.payments?.connect_secret],
+    ['webhooks.platform_b_secret', config.webhooks?.platform_b_secret],
+    ['webhooks.platform_c_secret', config.webhooks?.platform_c_secret],
+  ];
+  for (const [where, value] of named) {
+    if (typeof value !== 'string' || value === '') continue;
+    if (PUBLISHED_SECRETS.has(value)) problems.push(`${where}: is the example from the README or the development default; production needs a secret of its own (openssl rand -hex 32)`);
+    else if (where !== 'auth.jwt_secret' && Buffer.byteLength(value) < MIN_SECRET_BYTES) problems.push(`${where}: must be at least ${MIN_SECRET_BYTES} bytes in production`);
+  }
+  const contact = config.security_txt?.contact;
+  if (typeof contact === 'string' && PLACEHOLDER_CONTACT.test(contact)) problems.push('security_txt.contact: is the example.com placeholder; production needs an address someone reads (mailto: or https:)');
+  return problems;
+}
 
 const defaults = (env: Env): Omit<Config, 'version'> => ({
   env,
@@ -245,6 +289,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   redis_url: null,
   data_dir: './.data',
   redis_prefix: '',
+  db: { migrate_on_start: true, pool_max: 10 },
   log: { level: env === 'test' ? 'silent' : 'info' },
   graphql: {
     playground: env !== 'production',
@@ -303,7 +348,8 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   metrics: { host: '127.0.0.1', port: 9464 },
   memory: { kept_bytes: 64 * 1024 * 1024 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
-  security_txt: { contact: 'mailto:security@example.com', expires: null },
+  // Production serves no security.txt until a contact is configured (never the placeholder).
+  security_txt: { contact: env === 'production' ? null : 'mailto:security@example.com', expires: null },
   bus: { heartbeat_ms: 1000, heartbeat_bound_ms: 2000 },
   mail: {
     transport: 'log',
@@ -368,6 +414,67 @@ function readConfigFile(file: string): Json {
   return parsed;
 }
 
+type SchemaNode = { type?: string | readonly string[]; enum?: readonly unknown[]; properties?: Record<string, SchemaNode>; additionalProperties?: unknown };
+
+/** The schema node of a dotted key path, or null when no key of the schema has that path. */
+function schemaAt(keys: readonly string[]): SchemaNode | null {
+  let node: SchemaNode = configSchema as unknown as SchemaNode;
+  for (const key of keys) {
+    const next = node.properties?.[key];
+    if (!next) return null;
+    node = next;
+  }
+  return node;
+}
+
+/** An environment variable's text as the type its key takes: booleans, integers, JSON for lists and objects, else the text. */
+function envValue(text: string, node: SchemaNode): { value: unknown } | { problem: string } {
+  const types = new Set(node.type === undefined ? (node.enum ?? []).map((v) => (v === null ? 'null' : typeof v)) : typeof node.type === 'string' ? [node.type] : node.type);
+  if (types.has('null') && text === '') return { value: null };
+  if (types.has('boolean') && /^(true|false)$/.test(text)) return { value: text === 'true' };
+  if ((types.has('integer') || types.has('number')) && /^-?\d+(\.\d+)?$/.test(text)) return { value: Number(text) };
+  if (types.has('array') || types.has('object')) {
+    try {
+      return { value: JSON.parse(text) as unknown };
+    } catch {
+      return { problem: `is not JSON (a list or object is given as JSON text)` };
+    }
+  }
+  return { value: text };
+}
+
+/**
+ * Every key of the schema from the environment, by one rule: `SVC_` then the key's path in upper
+ * case, nested keys joined by a double underscore (`auth.jwt_secret` is `SVC_AUTH__JWT_SECRET`,
+ * `db.pool_max` is `SVC_DB__POOL_MAX`); lists and objects as JSON text. `SVC_CONFIG` names the
+ * file. A `SVC_` variable inside a section that names no key of it is a problem, as an unknown key
+ * in the file is; one outside every section is left alone (a secret a `key_env` names).
+ */
+function envKeys(env: NodeJS.ProcessEnv, problems: string[]): Json {
+  const out: Json = {};
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith('SVC_') || name === 'SVC_CONFIG' || text === undefined) continue;
+    const keys = name.slice(4).toLowerCase().split('__');
+    const node = keys.every(Boolean) ? schemaAt(keys) : null;
+    // A variable outside every section (`SVC_SECRETS_KEY`, named by a `key_env`) is not ours to judge.
+    if (!node && !schemaAt(keys.slice(0, 1))) continue;
+    if (!node) {
+      problems.push(`${name}: names no configuration key (SVC_<KEY PATH>, nested keys joined by __, e.g. SVC_AUTH__JWT_SECRET)`);
+      continue;
+    }
+    const parsed = envValue(text, node);
+    if ('problem' in parsed) {
+      problems.push(`${name}: ${parsed.problem}`);
+      continue;
+    }
+    let target = out;
+    for (const key of keys.slice(0, -1)) target = (target[key] = isObject(target[key]) ? target[key] : {}) as Json;
+    target[keys.at(-1)!] = parsed.value;
+  }
+  return out;
+}
+
+/** The short names kept beside the rule (PORT, DATABASE_URL, ...): they win over their SVC_ forms. */
 function envOverrides(env: NodeJS.ProcessEnv): Json {
   const out: Json = {};
   if (env.PORT !== undefined && env.PORT !== '') out.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
@@ -398,13 +505,13 @@ function packageVersion(): string {
 export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json } = {}): Readonly<Config> {
   const processEnv = options.env ?? process.env;
   const file = processEnv.SVC_CONFIG ? readConfigFile(processEnv.SVC_CONFIG) : {};
-  const layered = merge(merge(file, envOverrides(processEnv)), options.overrides ?? {});
+  const problems: string[] = [];
+  const layered = merge(merge(merge(file, envKeys(processEnv, problems)), envOverrides(processEnv)), options.overrides ?? {});
   const envName = (layered.env ?? 'development') as Env;
   const merged = merge({ ...defaults(['development', 'test', 'production'].includes(envName) ? envName : 'development'), version: packageVersion() }, layered);
 
   const ajv = new Ajv({ allErrors: true, strict: false });
   const validate = ajv.compile(configSchema);
-  const problems: string[] = [];
   if (!validate(merged)) {
     for (const e of validate.errors ?? []) {
       const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(root)';
@@ -414,11 +521,12 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   }
   const config = merged as unknown as Config;
   if (config.env === 'production') {
-    if (!config.auth?.jwt_secret || config.auth.jwt_secret.length < 32) problems.push('auth.jwt_secret: must be set to at least 32 characters in production');
+    if (!config.auth?.jwt_secret || Buffer.byteLength(config.auth.jwt_secret) < MIN_SECRET_BYTES) problems.push(`auth.jwt_secret: must be set to at least ${MIN_SECRET_BYTES} bytes in production`);
     if (config.auth?.dev_login) problems.push('auth.dev_login: cannot be enabled in production');
     // The development-only switches that accept unsigned requests as if they came from a provider.
     if (config.payments?.allow_unsigned_webhooks) problems.push('payments.allow_unsigned_webhooks: cannot be enabled in production (it accepts unsigned payment events)');
     if (config.webhooks?.require_signatures === false) problems.push('webhooks.require_signatures: cannot be false in production (it accepts unsigned platform webhooks)');
+    problems.push(...productionSecretProblems(config));
   }
   // A lease renewed no more often than it lasts would lapse between renewals.
   if (typeof config.jobs?.lease_renew_ms === 'number' && typeof config.jobs.lease_ttl_ms === 'number' && config.jobs.lease_renew_ms * 2 > config.jobs.lease_ttl_ms) {
@@ -444,7 +552,7 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
 }
 
 type RawProvider = Partial<ProviderConfig> & { client_secret_env?: string };
-type RawKey = { id: string; key?: string; key_env?: string };
+type RawKey = { id: string; key?: string; key_env?: string; state?: EncryptionKeyConfig['state'] };
 
 /**
  * Sign-in providers and secrets keys: secrets named by environment variable are read here (the
@@ -498,8 +606,11 @@ function signInProblems(config: Config, processEnv: NodeJS.ProcessEnv): string[]
     else if (Buffer.from(key, 'base64').length !== 32) problems.push(`${where}.key: must be 32 bytes, base64 (openssl rand -base64 32)`);
     if (ids.has(k.id)) problems.push(`${where}.id: ${k.id} is listed twice`);
     ids.add(k.id);
-    return { id: k.id, key };
+    return k.state ? { id: k.id, key, state: k.state } : { id: k.id, key };
   });
+  const keys = config.secrets.encryption_keys;
+  if (keys.filter((k) => k.state === 'sealing').length > 1) problems.push('secrets.encryption_keys: more than one key is `state: sealing` (one key seals)');
+  if (keys.length > 0 && !keys.some((k) => k.state === 'sealing' || k.state === undefined)) problems.push('secrets.encryption_keys: no key seals (mark one `state: sealing`)');
   if (config.env === 'production' && config.auth.providers.length > 0 && !config.auth.public_url) {
     problems.push('auth.public_url: required in production when auth.providers is set (the providers redirect to <public_url>/v1/auth/callback/<slug>)');
   }

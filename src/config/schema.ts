@@ -18,6 +18,11 @@ export const configSchema = {
     redis_url: nullableString,
     data_dir: { type: 'string', minLength: 1 },
     redis_prefix: { type: 'string' },
+    db: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { migrate_on_start: { type: 'boolean' }, pool_max: { type: 'integer', minimum: 1, maximum: 200 } },
+    },
     log: {
       type: 'object',
       additionalProperties: false,
@@ -108,6 +113,7 @@ export const configSchema = {
               id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
               key: { type: 'string', minLength: 1 },
               key_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+              state: { enum: ['sealing', 'decrypt-only', 'retired'] },
             },
             oneOf: [{ required: ['key'] }, { required: ['key_env'] }],
           },
@@ -249,7 +255,7 @@ export const configSchema = {
     security_txt: {
       type: 'object',
       additionalProperties: false,
-      properties: { contact: { type: 'string', minLength: 1 }, expires: nullableString },
+      properties: { contact: { type: ['string', 'null'], minLength: 1, pattern: '^(mailto:|https://|tel:)' }, expires: nullableString },
     },
     bus: {
       type: 'object',

@@ -136,6 +136,6 @@ export function createDocsRouter(config: Readonly<Config>): Router {
     });
   }
   const started = new Date();
-  router.get('/.well-known/security.txt', (_req, res) => void res.type('text/plain').send(securityTxt(config, started)));
+  if (config.security_txt.contact) router.get('/.well-known/security.txt', (_req, res) => void res.type('text/plain').send(securityTxt(config, started)));
   return router;
 }

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, errorBody, messages, RETRY_AFTER_SECONDS, toAppError } from '../errors';
+import { AppError, errorBody, isSealedValueError, messages, RETRY_AFTER_SECONDS, toAppError } from '../errors';
 import type { Logger } from '../infra/logger';
 
 interface ValidatorIssue {
@@ -55,7 +55,8 @@ export function answerError(error: unknown, res: Pick<ServerResponse, 'statusCod
   const appError = httpError(error);
   // An outage is logged once when it starts and once when it ends (the health probes, the bus
   // heartbeat), not once per request it fails.
-  if (appError.status === 503) log.debug({ err: error, code: appError.code }, 'request failed: dependency unavailable');
+  if (isSealedValueError(error)) log.error({ err: error, key_id: (error as { keyId?: unknown }).keyId, code: appError.code }, 'request failed: a stored secret cannot be opened with this node\'s keys');
+  else if (appError.status === 503) log.debug({ err: error, code: appError.code }, 'request failed: dependency unavailable');
   else if (appError.status >= 500) log.error({ err: error, code: appError.code }, 'request failed');
   if (appError.code === 'RATE_LIMIT_EXCEEDED' && appError.details?.retry_after_seconds !== undefined) {
     res.setHeader('Retry-After', String(appError.details.retry_after_seconds));

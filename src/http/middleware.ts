@@ -37,8 +37,21 @@ export function requestContextStep(deps: { log: Logger; credentials: CredentialR
     res.once(
       'finish',
       guarded(() => {
+        // Who asked: the client address (behind `http.trust_proxy`), the credential's kind, and its
+        // user and account when it has them; never the credential itself.
+        const auth = req.context?.auth;
         deps.log.info(
-          { request_id: requestId, method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, duration_ms: Math.round(performance.now() - started) },
+          {
+            request_id: requestId,
+            method: req.method,
+            url: redactUrl(req.originalUrl),
+            status: res.statusCode,
+            duration_ms: Math.round(performance.now() - started),
+            client_ip: req.context?.client.ip ?? deps.clientAddress(req),
+            credential: auth?.kind ?? 'anonymous',
+            ...(auth?.userId ? { user_id: auth.userId } : {}),
+            ...(auth?.accountId ? { account_id: auth.accountId } : {}),
+          },
           'request',
         );
       }, unowned),

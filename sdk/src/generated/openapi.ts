@@ -1240,6 +1240,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/mail/outbox/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queues a failed message again, with a fresh set of tries (REST only, as the outbox list).
+         * @description For a message that ran out of tries or was refused (`status` `failed`), for instance one
+         *     sealed with a key a node lacked during a key rotation (README "Key rotation"): the message
+         *     becomes `pending`, due now, with `attempts` 0 and its `last_error` kept until the next try,
+         *     and a worker picks it up. 404 NOT_FOUND `Mail message not found`; 409 CONFLICT `Only a
+         *     failed message can be retried` for any other status. Records nothing else. Gate: the
+         *     admin `mail:edit`.
+         */
+        post: operations["adminRetryMail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/plans": {
         parameters: {
             query?: never;
@@ -1715,7 +1740,8 @@ export interface paths {
          * Which node holds which platform ingest channel, the live nodes, and the job queues (REST only).
          * @description Each connected channel's platform ingest (the platform_a chat socket, the platform_b live
          *     chat poller) is held by one node at a time through a lease (docs/adr/005-background-jobs.md).
-         *     `nodes` are the nodes seen within the lease lifetime, with how many channels each holds;
+         *     `nodes` are every node seen within the lease lifetime (whether or not it runs ingest), with
+         *     its release and how many channels it holds;
          *     `channels` every lease (one that expired is about to be taken over); `jobs` the queue
          *     figures of every job kind (the same as the metrics). `node_id` names the node that
          *     answered. Gate: the admin `workers:read`.
@@ -7833,11 +7859,16 @@ export interface components {
         WorkerNode: {
             /** @description Channel leases this node holds. */
             channels: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The node's last heartbeat (every `jobs.lease_renew_ms`).
+             */
             last_seen_at: string;
             node_id: string;
             /** Format: date-time */
             started_at: string;
+            /** @description The release the node runs (null: a node of a release that did not say). */
+            version: string | null;
         };
     };
     responses: {
@@ -11503,6 +11534,61 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRetryMail: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message, queued again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["MailOutboxItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

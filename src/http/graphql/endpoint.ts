@@ -42,7 +42,7 @@ import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotencyScope, requestHash } fr
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import { refusalError, type GateEnforcer } from '../../auth/gates';
 import type { Config } from '../../config/config';
-import { AppError, errorBody, messages, toAppError } from '../../errors';
+import { AppError, errorBody, isSealedValueError, messages, toAppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
 import { requestContext } from '../context';
 import { applyRateDecision, type RateLimiter } from '../rate-limit';
@@ -90,7 +90,8 @@ export function formatGraphQLError(error: GraphQLError, log: Logger, options: { 
   const located = { ...(error.locations ? { locations: error.locations } : {}), ...(error.path ? { path: error.path } : {}) };
   if (original && !(original instanceof GraphQLError)) {
     const appError = toAppError(original);
-    if (appError.status === 503) log.debug({ err: original, code: appError.code }, 'graphql resolver failed: dependency unavailable');
+    if (isSealedValueError(original)) log.error({ err: original, key_id: (original as { keyId?: unknown }).keyId, code: appError.code }, 'graphql resolver failed: a stored secret cannot be opened with this node\'s keys');
+    else if (appError.status === 503) log.debug({ err: original, code: appError.code }, 'graphql resolver failed: dependency unavailable');
     else if (appError.status >= 500) log.error({ err: original, code: appError.code }, 'graphql resolver failed');
     const body = errorBody(appError);
     return { message: body.message, ...located, extensions: { code: body.error, ...(body.details ? { details: body.details } : {}) } };

@@ -1,6 +1,7 @@
 /**
  * Relational and time-series stores through knex: PostgreSQL (pg) when a URL is given, else
- * embedded PGlite under SVC_DATA_DIR with the same SQL and migrations. Migrations run at open.
+ * embedded PGlite under SVC_DATA_DIR with the same SQL and migrations. Migrations run (or are
+ * checked) at open through ./migrate.ts.
  * Owns connections and pools only; tables belong to the modules that declare migrations.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -8,7 +9,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import path from 'node:path';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import knexFactory, { type Knex } from 'knex';
+import type { Logger } from '../logger';
 import { trackWrites } from './hot-read';
+import { migrate, type MigrateMode } from './migrate';
 import { PreparingPgLiteClient } from './pglite-client';
 import { statementCounter } from './statement';
 
@@ -37,19 +40,6 @@ export interface Database {
   close(): Promise<void>;
 }
 
-class ListMigrationSource implements Knex.MigrationSource<Migration> {
-  constructor(private readonly migrations: readonly Migration[]) {}
-  getMigrations(): Promise<Migration[]> {
-    return Promise.resolve([...this.migrations].sort((a, b) => a.name.localeCompare(b.name)));
-  }
-  getMigrationName(migration: Migration): string {
-    return migration.name;
-  }
-  getMigration(migration: Migration): Promise<Knex.Migration> {
-    return Promise.resolve({ up: (k: Knex) => migration.up(k), down: (k: Knex) => migration.down(k) });
-  }
-}
-
 /**
  * knex's own warnings, but not its line per failed connection (`Connection Error: ...`, `Acquire
  * connection error: ...` with a stack), hundreds a second during a database outage: the failures
@@ -76,6 +66,16 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** Run in order at open; more than one when stores share this database. */
   migrationSets: readonly MigrationSet[];
+  /**
+   * `apply` (default): pending migrations run at open, under the migration lock (./migrate.ts);
+   * `check`: open refuses a database that lacks any (PendingMigrationsError names them); `none`:
+   * neither (the migrate command's own handle).
+   */
+  migrate?: MigrateMode | 'none';
+  /** Most connections in the PostgreSQL pool (`db.pool_max`; default 10). */
+  poolMax?: number;
+  /** Where each applied migration is logged. */
+  log?: Logger;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
@@ -88,7 +88,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     knex = knexFactory({
       client: 'pg',
       connection: options.url,
-      pool: { min: 0, max: 10, idleTimeoutMillis: 30_000 },
+      pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },
       acquireConnectionTimeout: 10_000,
       log: { warn: knexWarning },
     });
@@ -112,7 +112,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     trackWrites(knex);
   }
   try {
-    for (const set of options.migrationSets) await knex.migrate.latest({ migrationSource: new ListMigrationSource(set.migrations), tableName: set.table });
+    if (options.migrate !== 'none') await migrate(knex, options.migrationSets, { url: options.url, mode: options.migrate ?? 'apply', log: options.log });
     await saveTemplate?.(knex);
   } catch (error) {
     await knex.destroy().catch(() => undefined);

@@ -14,6 +14,7 @@ import os from 'node:os';
 import type { Knex } from 'knex';
 import PgBoss from 'pg-boss';
 import { isOutage } from '../../errors';
+import { withMigrationLock } from '../db/migrate';
 import type { Logger } from '../logger';
 import { deadLetterOf, type JobData, type JobHandler, type JobOptions, type Jobs, type JobStats } from './types';
 
@@ -97,21 +98,34 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
     },
     async start() {
       started = true;
-      boss = open(Math.max(0, ...[...defined.values()].map((d) => d.every ?? 0)));
-      await boss.start();
-      for (const [name, { handler, options }] of defined) {
-        const queue = {
-          name,
-          retryLimit: options.retryLimit ?? 2,
-          retryDelay: options.retryDelaySeconds ?? 1,
-          retryBackoff: options.retryBackoff ?? true,
-          expireInSeconds: options.expireInSeconds ?? 900,
-          deadLetter: deadLetterOf(name),
-        };
-        await boss.createQueue(deadLetterOf(name));
-        await boss.createQueue(name, queue);
-        await boss.updateQueue(name, queue);
-        await boss.work<JobData>(name, { pollingIntervalSeconds: Math.max(0.5, deps.pollIntervalMs / 1000), batchSize: 1 }, async (jobs) => {
+      const made = open(Math.max(0, ...[...defined.values()].map((d) => d.every ?? 0)));
+      boss = made;
+      // pg-boss's own schema set-up, and each queue's partition (create_queue attaches a table to
+      // the job table), deadlock when nodes start together: one node at a time, under the lock
+      // migrations take (src/infra/db/migrate.ts).
+      await withMigrationLock(
+        deps.url,
+        async () => {
+          await made.start();
+          const existing = new Set((await made.getQueues()).map((queue) => queue.name));
+          for (const [name, { options }] of defined) {
+            const queue = {
+              name,
+              retryLimit: options.retryLimit ?? 2,
+              retryDelay: options.retryDelaySeconds ?? 1,
+              retryBackoff: options.retryBackoff ?? true,
+              expireInSeconds: options.expireInSeconds ?? 900,
+              deadLetter: deadLetterOf(name),
+            };
+            if (!existing.has(deadLetterOf(name))) await made.createQueue(deadLetterOf(name));
+            if (!existing.has(name)) await made.createQueue(name, queue);
+            await made.updateQueue(name, queue);
+          }
+        },
+        deps.log,
+      );
+      for (const [name, { handler }] of defined) {
+        await made.work<JobData>(name, { pollingIntervalSeconds: Math.max(0.5, deps.pollIntervalMs / 1000), batchSize: 1 }, async (jobs) => {
           for (const job of jobs) await handler(job.data ?? {});
         });
       }

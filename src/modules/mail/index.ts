@@ -40,6 +40,7 @@ export const mailModule = defineModule({
       api: service,
       rest: bindRest({
         adminMailOutbox: ({ query, paging }) => service.outbox(query.status, paging),
+        adminRetryMail: ({ params }) => service.retry(params.id),
       }),
       async close() {
         transport.close();

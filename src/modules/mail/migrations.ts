@@ -2,6 +2,9 @@
 import type { Knex } from 'knex';
 import type { Migration } from '../../infra/db/database';
 
+/** What the operator pages need: the workers and mail pages, and re-queueing failed mail. */
+const OPERATOR_PERMISSIONS = ['workers:read', 'mail:read', 'mail:edit'];
+
 export const mailMigrations: readonly Migration[] = [
   {
     name: '20261125190000_create_mail_outbox',
@@ -36,6 +39,24 @@ export const mailMigrations: readonly Migration[] = [
     },
     async down(knex: Knex) {
       await knex.schema.dropTableIfExists('mail_outbox');
+    },
+  },
+  {
+    // Operators' permissions a release added after the seeded `super-admin` role was written:
+    // an upgraded database gets them as a fresh install does (the role keeps whatever else it has).
+    name: '20261128100000_super_admin_operator_permissions',
+    async up(knex: Knex) {
+      for (const role of await knex('admin_roles').where({ name: 'super-admin', is_system: true }).select('id', 'permissions')) {
+        const held = (typeof role.permissions === 'string' ? JSON.parse(role.permissions) : role.permissions) as string[];
+        const missing = OPERATOR_PERMISSIONS.filter((p) => !held.includes(p));
+        if (missing.length) await knex('admin_roles').where({ id: role.id }).update({ permissions: JSON.stringify([...held, ...missing]) });
+      }
+    },
+    async down(knex: Knex) {
+      for (const role of await knex('admin_roles').where({ name: 'super-admin', is_system: true }).select('id', 'permissions')) {
+        const held = (typeof role.permissions === 'string' ? JSON.parse(role.permissions) : role.permissions) as string[];
+        await knex('admin_roles').where({ id: role.id }).update({ permissions: JSON.stringify(held.filter((p) => p !== 'mail:edit')) });
+      }
     },
   },
 ];

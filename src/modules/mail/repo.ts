@@ -106,6 +106,17 @@ export function createMailRepo(knex: Knex) {
       return n > 0;
     },
 
+    /** mail_outbox.requeue: a failed row back to pending, due now, with no tries made; null when not found, the row as it is when not failed */
+    async requeue(id: string): Promise<{ requeued: boolean; item: OutboxItem } | null> {
+      const updated = (await knex('mail_outbox')
+        .where({ id, status: 'failed' })
+        .update({ status: 'pending', attempts: 0, next_attempt_at: knex.fn.now(), locked_by: null, locked_until: null, updated_at: knex.fn.now() })
+        .returning(knex.raw(itemOf.select) as never)) as Record<string, unknown>[];
+      if (updated.length) return { requeued: true, item: itemOf.map(updated[0]!) };
+      const row = (await knex('mail_outbox').where({ id }).first(knex.raw(itemOf.select))) as Record<string, unknown> | undefined;
+      return row ? { requeued: false, item: itemOf.map(row) } : null;
+    },
+
     /** mail_outbox.prune: sent rows older than `days` */
     async pruneSent(days: number): Promise<number> {
       return knex('mail_outbox').where({ status: 'sent' }).whereRaw("sent_at < now() - (?::int * interval '1 day')", [days]).delete();

@@ -17,7 +17,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { SecretBox } from '../../auth/secrets';
+import { SealedValueError, type SecretBox } from '../../auth/secrets';
+import { AppError } from '../../errors';
 import type { Config } from '../../config/config';
 import type { Jobs } from '../../infra/jobs';
 import type { Logger } from '../../infra/logger';
@@ -28,6 +29,8 @@ import type { MailTransport } from './transport';
 
 export const DELIVER_JOB = 'mail.deliver';
 export const SWEEP_JOB = 'mail.retry-sweep';
+const MAIL_NOT_FOUND = 'Mail message not found';
+const ONLY_FAILED = 'Only a failed message can be retried';
 /** Rows one claim takes; they are sent at once (the pool bounds the connections). */
 const CLAIM_BATCH = 10;
 
@@ -88,10 +91,20 @@ export function createMailService(deps: MailDeps) {
     try {
       text = secrets.open(row.textBody);
       html = secrets.open(row.htmlBody);
-    } catch {
-      // Sealed under a key this node no longer has (or changed in the database): no try can help.
-      if (await repo.markFailed(row, nodeId, 'the sealed body cannot be opened (unknown key or altered row)')) counts.failed += 1;
-      log.warn({ mail_id: row.id, kind: row.kind }, 'mail not delivered: its sealed body cannot be opened');
+    } catch (error) {
+      if (!(error instanceof SealedValueError)) throw error;
+      // Sealed with a key this node lacks: during a key rotation another node may hold it, so the
+      // message goes back for a later try (by any node) rather than failing here; out of tries it
+      // fails, and an operator can re-queue it (POST /v1/admin/mail/outbox/{id}/retry).
+      const reason = `sealed body cannot be opened on node ${nodeId}: ${error.message}`;
+      if (row.attempts >= row.maxAttempts) {
+        if (await repo.markFailed(row, nodeId, reason)) counts.failed += 1;
+        log.error({ mail_id: row.id, kind: row.kind, key_id: error.keyId, attempts: row.attempts }, 'mail failed: its sealed body cannot be opened with this node\'s keys');
+        return;
+      }
+      const delay = retryDelayMs(row.attempts, config.retry);
+      if (await repo.markRetry(row, nodeId, delay, reason)) counts.retried += 1;
+      log.warn({ mail_id: row.id, kind: row.kind, key_id: error.keyId, attempts: row.attempts, retry_in_ms: delay }, 'mail not sent by this node: its sealed body names a key this node cannot open; left for another try');
       return;
     }
     try {
@@ -104,11 +117,12 @@ export function createMailService(deps: MailDeps) {
         kind: row.kind,
       });
       if (await repo.markSent(row, nodeId, messageId)) counts.sent += 1;
+      log.info({ mail_id: row.id, kind: row.kind, attempts: row.attempts, message_id: messageId }, 'mail sent');
     } catch (error) {
       const reason = describe(error);
       if (isPermanent(error) || row.attempts >= row.maxAttempts) {
         if (await repo.markFailed(row, nodeId, reason)) counts.failed += 1;
-        log.warn({ mail_id: row.id, kind: row.kind, attempts: row.attempts, error: reason }, 'mail not delivered: given up');
+        log.warn({ mail_id: row.id, kind: row.kind, attempts: row.attempts, error: reason }, 'mail failed: given up');
         return;
       }
       const delay = retryDelayMs(row.attempts, config.retry);
@@ -168,6 +182,16 @@ export function createMailService(deps: MailDeps) {
       const statuses: OutboxStatus[] = status ? [status] : ['pending', 'sending', 'failed'];
       const { rows, total } = await repo.page(statuses, request.limit, request.offset);
       return pageOf(rows, total, request);
+    },
+
+    /** POST /v1/admin/mail/outbox/{id}/retry: a failed message pending again, due now, with a fresh set of tries. */
+    async retry(id: string): Promise<OutboxItem> {
+      const result = await repo.requeue(id);
+      if (!result) throw AppError.notFound(MAIL_NOT_FOUND);
+      if (!result.requeued) throw new AppError('CONFLICT', ONLY_FAILED);
+      await jobs.enqueue(DELIVER_JOB, {});
+      log.info({ mail_id: id, kind: result.item.kind }, 'mail re-queued by an operator');
+      return result.item;
     },
 
     /** Messages sent, retries scheduled and messages given up by this node since it started (metrics). */

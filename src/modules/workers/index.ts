@@ -26,7 +26,7 @@ export const workersModule = defineModule({
   name: 'workers',
   migrations: workerMigrations,
   build: ({ db, log, config, jobs }) => {
-    const leases = createLeases({ knex: db.knex, log, nodeId: config.jobs.node_id ?? defaultNodeId(), ttlMs: config.jobs.lease_ttl_ms, renewMs: config.jobs.lease_renew_ms });
+    const leases = createLeases({ knex: db.knex, log, nodeId: config.jobs.node_id ?? defaultNodeId(), ttlMs: config.jobs.lease_ttl_ms, renewMs: config.jobs.lease_renew_ms, version: config.version });
     return {
       api: { leases },
       rest: bindRest({

@@ -72,7 +72,7 @@ export function defaultNodeId(): string {
   return `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
 }
 
-export function createLeases(deps: { knex: Knex; log: Logger; nodeId: string; ttlMs: number; renewMs: number }): Leases {
+export function createLeases(deps: { knex: Knex; log: Logger; nodeId: string; ttlMs: number; renewMs: number; version?: string }): Leases {
   const { knex, log, nodeId, ttlMs } = deps;
   const kinds = new Map<string, KindState>();
   const margin = Math.min(1000, Math.floor(ttlMs / 10));
@@ -154,10 +154,21 @@ export function createLeases(deps: { knex: Knex; log: Logger; nodeId: string; tt
     }
   }
 
+  /** The heartbeat: every node, so GET /v1/admin/workers lists it; one without owned work is `passive`. */
+  async function heartbeat(): Promise<void> {
+    await knex.raw(`insert into worker_nodes (node_id, started_at, seen_at, version, passive) values (?, now(), now(), ?, ?) on conflict (node_id) do update set seen_at = now(), version = excluded.version, passive = excluded.passive`, [
+      nodeId,
+      deps.version ?? null,
+      kinds.size === 0,
+    ]);
+  }
+
   async function round(): Promise<void> {
     if (stopped) return;
-    await knex.raw(`insert into worker_nodes (node_id, started_at, seen_at) values (?, now(), now()) on conflict (node_id) do update set seen_at = now()`, [nodeId]);
-    const { rows } = (await knex.raw(`select count(*)::int as live from worker_nodes where seen_at > now() - (? * interval '1 millisecond')`, [ttlMs])) as { rows: { live: number }[] };
+    await heartbeat();
+    if (kinds.size === 0) return;
+    // Passive nodes run no ingest: the units are shared among the others.
+    const { rows } = (await knex.raw(`select count(*)::int as live from worker_nodes where seen_at > now() - (? * interval '1 millisecond') and not passive`, [ttlMs])) as { rows: { live: number }[] };
     const live = Number(rows[0]?.live ?? 1);
     for (const state of kinds.values()) {
       if (stopped) return;
@@ -181,7 +192,6 @@ export function createLeases(deps: { knex: Knex; log: Logger; nodeId: string; tt
       kinds.set(work.kind, { work, held: new Map() });
     },
     async start() {
-      if (kinds.size === 0) return;
       const periodMs = Math.min(deps.renewMs, ...[...kinds.values()].map((s) => s.work.periodMs ?? deps.renewMs));
       await tick();
       timer = setInterval(() => void tick(), periodMs);
@@ -195,7 +205,7 @@ export function createLeases(deps: { knex: Knex; log: Logger; nodeId: string; tt
         clearTimeout(state.watchdog);
         await release(state, [...state.held.keys()], 'shutdown').catch((error: unknown) => log.warn({ err: error }, 'releasing ingest leases failed'));
       }
-      if (kinds.size > 0) await knex.raw('delete from worker_nodes where node_id = ?', [nodeId]).catch(() => undefined);
+      await knex.raw('delete from worker_nodes where node_id = ?', [nodeId]).catch(() => undefined);
     },
     tick,
     held: (kind) => [...(kinds.get(kind)?.held.keys() ?? [])],

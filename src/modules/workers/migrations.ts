@@ -27,4 +27,21 @@ export const workerMigrations: readonly Migration[] = [
       await knex.schema.dropTableIfExists('worker_nodes');
     },
   },
+  {
+    // Every node is listed, not only those running owned work: `passive` nodes (no ingest) are
+    // shown but not counted when the ingest is shared out; `version` is the node's release.
+    // Expand only: a node of the release before writes neither and reads as active, version null.
+    name: '20261128100100_worker_nodes_version_and_passive',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('worker_nodes', (t) => {
+        t.string('version', 50).nullable();
+        t.boolean('passive').notNullable().defaultTo(false);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.alterTable('worker_nodes', (t) => {
+        t.dropColumns('version', 'passive');
+      });
+    },
+  },
 ];

@@ -1,0 +1,58 @@
+/**
+ * `npm run secrets:reseal`: seals again, with the sealing key, every stored value another key
+ * sealed (src/auth/sealed.ts), so that key can be marked `retired` and then removed (README "Key
+ * rotation"). Safe while nodes serve, once every node lists the sealing key. Exits 0 when every
+ * value is now under the sealing key, 2 when some could not be opened (named by key id, left as
+ * they are). `--check` only reports what each key holds and what this configuration cannot open.
+ */
+import { SERVICE_NAME } from './app';
+import { checkSealedValues, resealAll } from './auth/sealed';
+import { loadSecretBox } from './auth/secrets';
+import { ConfigError, loadConfig } from './config/config';
+import { openDatabase } from './infra/db/database';
+import { createLogger } from './infra/logger';
+
+async function main(argv: string[]): Promise<number> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  const log = createLogger({ level: config.log.level === 'silent' ? 'info' : config.log.level, service: SERVICE_NAME, env: config.env, version: config.version }).child({ command: 'secrets:reseal' });
+  const box = await loadSecretBox(config);
+  const db = await openDatabase({
+    url: config.database_url,
+    dataDir: config.data_dir.startsWith('memory://') ? config.data_dir : `${config.data_dir}/pglite`,
+    migrationSets: [],
+    migrate: 'none',
+    poolMax: 2,
+    log,
+  });
+  try {
+    if (!argv.includes('--check')) {
+      const result = await resealAll(db.knex, box, log);
+      log.info({ sealing_key: box.keyId, resealed: result.resealed, failed_by_key: result.failed }, `${result.resealed} value(s) resealed with key ${box.keyId}`);
+    }
+    const after = await checkSealedValues(db.knex, box);
+    const others = Object.keys(after.counts).filter((id) => id !== box.keyId);
+    log.info({ sealing_key: box.keyId, values_by_key: after.counts, unopenable: after.unopenable }, others.length ? `values remain under key(s) ${others.join(', ')}` : `every stored value is sealed with key ${box.keyId}`);
+    return others.length ? 2 : 0;
+  } finally {
+    await db.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`${JSON.stringify({ level: 50, time: new Date().toISOString(), msg: 'reseal failed', err: error instanceof Error ? error.message : String(error) })}\n`);
+    process.exitCode = 1;
+  },
+);
