@@ -190,7 +190,9 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     });
   };
   subscriber.onChange((up) => {
-    if (!up) return;
+    // A lost subscriber connection hears nothing until it is back: the bus is not live (listeners
+    // that must not miss a message catch up when it is live again).
+    if (!up) return setLive(false);
     resubscribe('channel');
     resubscribe('pattern');
   });
@@ -303,7 +305,9 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
       } catch (error) {
         if (error instanceof RedisUnavailableError) {
           // Never sent: this node's subscribers still hear it (other nodes cannot while Redis is down).
+          // The bus is not live (before the local delivery, so that listeners hold it in order).
           log?.debug({ channel }, 'Redis is down; bus message delivered on this node only');
+          setLive(false);
           deliverLocally(full, message);
         } else {
           // Sent or not, we cannot know (a timeout): delivering locally could duplicate it.
