@@ -14473,7 +14473,7 @@ export const openapiDocument = {
           "system"
         ],
         "summary": "Readiness for load balancers (200 ready, 503 not ready).",
-        "description": "Whether this node can serve requests now: the relational and time-series stores are\nprobed on this request itself (one `select 1` each, at most 500 ms; concurrent probes\nshare one round), so a recovery is reported by the first probe after it. `ready` answers\n200; a store that does not answer gives 503 with the same body and `Retry-After`, so a\nload balancer takes the node out of rotation until it answers again. Redis is not\nrequired: without it a node serves from the database (`/v1/health` reports it as\n`degraded`). Not rate limited beyond the anonymous budget; probe it from the load balancer\nno more often than once a second.\n",
+        "description": "Whether this node can serve requests now: the relational and time-series stores are\nprobed on this request itself (one `select 1` each, at most 500 ms; concurrent probes\nshare one round), so a recovery is reported by the first probe after it. A store counts as\ndown only when its call fails or stays unanswered for 500 ms of time the event loop was free\nto read the answer: a busy loop is reported as itself (`event_loop`, its p99 delay; past\n1000 ms the node is `unavailable` for that reason), never as a store outage. `ready` answers\n200; a store that does not answer gives 503 with the same body and `Retry-After`, so a\nload balancer takes the node out of rotation until it answers again. Redis is not\nrequired: without it a node serves from the database (`/v1/health` reports it as\n`degraded`). Not rate limited beyond the anonymous budget; probe it from the load balancer\nno more often than once a second.\n",
         "x-auth": "public",
         "x-envelope": {
           "kind": "single"
@@ -30405,7 +30405,8 @@ export const openapiDocument = {
             "additionalProperties": false,
             "required": [
               "status",
-              "services"
+              "services",
+              "event_loop"
             ],
             "properties": {
               "status": {
@@ -30428,6 +30429,28 @@ export const openapiDocument = {
                   },
                   "timeseries": {
                     "$ref": "#/components/schemas/DependencyHealth"
+                  }
+                }
+              },
+              "event_loop": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "status",
+                  "delay_ms"
+                ],
+                "description": "This node's own event loop, a reason of its own: `unhealthy` when its p99 delay over the last 5 s passes 1000 ms (the node is too busy to answer in time, whatever its stores say).",
+                "properties": {
+                  "status": {
+                    "type": "string",
+                    "enum": [
+                      "healthy",
+                      "unhealthy"
+                    ]
+                  },
+                  "delay_ms": {
+                    "type": "integer",
+                    "minimum": 0
                   }
                 }
               }

@@ -3294,7 +3294,10 @@ export interface paths {
          * Readiness for load balancers (200 ready, 503 not ready).
          * @description Whether this node can serve requests now: the relational and time-series stores are
          *     probed on this request itself (one `select 1` each, at most 500 ms; concurrent probes
-         *     share one round), so a recovery is reported by the first probe after it. `ready` answers
+         *     share one round), so a recovery is reported by the first probe after it. A store counts as
+         *     down only when its call fails or stays unanswered for 500 ms of time the event loop was free
+         *     to read the answer: a busy loop is reported as itself (`event_loop`, its p99 delay; past
+         *     1000 ms the node is `unavailable` for that reason), never as a store outage. `ready` answers
          *     200; a store that does not answer gives 503 with the same body and `Retry-After`, so a
          *     load balancer takes the node out of rotation until it answers again. Redis is not
          *     required: without it a node serves from the database (`/v1/health` reports it as
@@ -7088,6 +7091,12 @@ export interface components {
         ReadinessResponse: {
             _links: components["schemas"]["SelfLinks"];
             data: {
+                /** @description This node's own event loop, a reason of its own: `unhealthy` when its p99 delay over the last 5 s passes 1000 ms (the node is too busy to answer in time, whatever its stores say). */
+                event_loop: {
+                    delay_ms: number;
+                    /** @enum {string} */
+                    status: "healthy" | "unhealthy";
+                };
                 services: {
                     relational: components["schemas"]["DependencyHealth"];
                     timeseries: components["schemas"]["DependencyHealth"];

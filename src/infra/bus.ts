@@ -258,8 +258,14 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     setLive(true);
     confirming.get(message)?.();
   });
+  let beatDue = Date.now() + heartbeatMs;
   const beat = () => {
-    if (live && Date.now() - lastBeat > boundMs) setLive(false);
+    // A beat that fires late was held up by this node's own busy loop, not by Redis: the heartbeat
+    // it waits for may be sitting unread in the socket. Judged only on time (and after the
+    // sockets were read), so a busy node does not report (and log) a bus outage it does not have.
+    const late = Date.now() - beatDue;
+    beatDue = Date.now() + heartbeatMs;
+    if (live && late < heartbeatMs / 2) setImmediate(() => live && Date.now() - lastBeat > boundMs && setLive(false));
     // Straight to Redis: a heartbeat must never be delivered locally as `publish` does while down.
     publisher.run((redis) => redis.publish(heartbeatChannel, String((beats += 1)))).catch((error: unknown) => log?.debug({ err: error }, 'bus heartbeat not sent'));
   };
@@ -290,8 +296,9 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
   return {
     kind: 'redis',
     get live() {
-      if (live && Date.now() - lastBeat > boundMs) setLive(false);
-      return live;
+      // Strict for what trusts it (credential copies): an overdue heartbeat reads as not live at once;
+      // the change itself (its listeners, its log line) is the beat's to decide.
+      return live && Date.now() - lastBeat <= boundMs;
     },
     onLiveChange(listener) {
       liveListeners.add(listener);

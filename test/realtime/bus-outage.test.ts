@@ -86,7 +86,7 @@ describeWithRedis('a bus outage while events are emitted', () => {
       nodes.push(await startTestApp({ ...config(), ...shared }), await startTestApp({ ...config(), ...shared }));
       const owner: LoggedIn = await devLogin(a);
       const channel = `events:${owner.accountId}`;
-      const collectors = [];
+      const collectors: ReturnType<typeof collector>[] = [];
       for (const node of nodes) for (let i = 0; i < 2; i += 1) collectors.push(collector(await subscribe(node, owner.accessToken, channel, sockets), channel));
       const chat = `chat:${owner.accountId}`;
       const chatSocket = await subscribe(nodes[1]!, key.key, chat, sockets);
