@@ -37,6 +37,11 @@ export interface Bus {
   /** Called on every change of `live`; returns the remover. */
   onLiveChange(listener: (live: boolean) => void): () => void;
   /**
+   * Called when a message this node published could not be sent and reached this node's handlers
+   * only (other nodes missed it); returns the remover. Never in process.
+   */
+  onLocalOnly?(listener: (channel: string) => void): () => void;
+  /**
    * Resolves true once everything this node published before the call has reached every
    * subscribed node (a heartbeat sent after it came back: Redis keeps one connection's order), or
    * false once the heartbeat bound has passed without that, when every other node has stopped
@@ -237,6 +242,7 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
   const boundMs = options.heartbeat?.boundMs ?? 2000;
   const heartbeatChannel = `${prefix}${HEARTBEAT_CHANNEL_PREFIX}${randomUUID()}`;
   const liveListeners = new Set<(live: boolean) => void>();
+  const localOnlyListeners = new Set<(channel: string) => void>();
   let live = false;
   let lastBeat = 0;
   let downSince = Date.now();
@@ -304,6 +310,10 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
       liveListeners.add(listener);
       return () => liveListeners.delete(listener);
     },
+    onLocalOnly(listener) {
+      localOnlyListeners.add(listener);
+      return () => localOnlyListeners.delete(listener);
+    },
     confirm,
     async publish(channel, message) {
       const full = prefix + channel;
@@ -312,9 +322,9 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
       } catch (error) {
         if (error instanceof RedisUnavailableError) {
           // Never sent: this node's subscribers still hear it (other nodes cannot while Redis is down).
-          // The bus is not live (before the local delivery, so that listeners hold it in order).
           log?.debug({ channel }, 'Redis is down; bus message delivered on this node only');
-          setLive(false);
+          // Told first, so that a listener that must keep order holds the local delivery.
+          for (const listener of localOnlyListeners) listener(channel);
           deliverLocally(full, message);
         } else {
           // Sent or not, we cannot know (a timeout): delivering locally could duplicate it.
@@ -329,6 +339,7 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
       clearInterval(liveness);
       clearInterval(heartbeat);
       liveListeners.clear();
+      localOnlyListeners.clear();
       for (const done of [...confirming.values()]) done();
       await Promise.allSettled([publisher.close(), subscriber.close()]);
     },

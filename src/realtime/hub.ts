@@ -6,8 +6,8 @@
  * Bus outages (Redis unreachable: the bus is not `live`). A message published meanwhile on another
  * node never reaches this one, so:
  * - a `stored` channel (events:{account_id}) is caught up from the stored events, its source: from
- *   the moment the bus stops being live until a read that began while it was live again, its bus
- *   messages are held and the events stored after the last one delivered (less `slackMs`, for
+ *   the moment the bus stops being live (or this node's publish reached only itself) until a read
+ *   that began while it was live again, `settleMs` after the last such sign, its bus messages are held and the events stored after the last one delivered (less `slackMs`, for
  *   commits that land out of order) are read every `pollMs` and delivered in their stored order;
  *   then the held messages that are never stored (test and bot events) follow. Every stored event
  *   is delivered once: a channel remembers the ids it delivered lately. A catch-up the stored source
@@ -60,6 +60,12 @@ interface Tail {
 export interface HubOptions {
   /** How often a stored channel reads the stored events while the bus is down (default 1 s). */
   pollMs?: number;
+  /**
+   * How long a stored channel goes on reading the stored events after the bus is live again (or
+   * after this node's last publish that reached only itself): other nodes' publishers reconnect a
+   * little later, and what they publish meanwhile reaches no one else (default 10 s).
+   */
+  settleMs?: number;
   /** How far before the last delivered event a catch-up reads (default 5 s). */
   slackMs?: number;
 }
@@ -72,6 +78,9 @@ export function createHub(deps: { bus: Bus; log: Logger; channelLog?: ChannelLog
   const tails = new Map<string, Tail>();
   const pollMs = deps.options?.pollMs ?? 1000;
   const slackMs = deps.options?.slackMs ?? 5000;
+  const settleMs = deps.options?.settleMs ?? 10_000;
+  /** The last sign of trouble on the bus (a change of `live`, a publish that reached only this node). */
+  let troubleAt = 0;
   let closed = false;
 
   /** The cursor of a bus message: logged ones carry theirs; a stored family's comes from the event itself (with its id). */
@@ -164,14 +173,14 @@ export function createHub(deps: { bus: Bus; log: Logger; channelLog?: ChannelLog
       } else {
         // What was held and is stored came with the read (it was committed before it was published); the rest follows.
         for (const text of held) deliver(socketChannel, tail.busChannel, text);
-        if (liveAtStart && deps.bus.live && tail.held.length === 0) {
+        if (liveAtStart && deps.bus.live && tail.held.length === 0 && Date.now() - troubleAt > settleMs) {
           tail.held = null;
           return;
         }
       }
       if (found && tail.held.length > 0) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => done(), deps.bus.live && found ? 0 : pollMs);
+        const timer = setTimeout(() => done(), pollMs);
         timer.unref?.();
         const done = () => {
           clearTimeout(timer);
@@ -197,7 +206,12 @@ export function createHub(deps: { bus: Bus; log: Logger; channelLog?: ChannelLog
 
   /** Channels whose buffered frames may have been lost while the bus was down. */
   const gapped = new Set<string>();
+  const stopLocalOnly = deps.bus.onLocalOnly?.((busChannel) => {
+    troubleAt = Date.now();
+    for (const [socketChannel, tail] of tails) if (tail.stored && tail.busChannel === busChannel && deps.storedReplay) startCatchUp(socketChannel, tail);
+  });
   const stopWatching = deps.bus.onLiveChange((live) => {
+    troubleAt = Date.now();
     for (const [socketChannel, tail] of tails) {
       if (tail.stored) {
         if (deps.storedReplay) startCatchUp(socketChannel, tail);
@@ -277,6 +291,7 @@ export function createHub(deps: { bus: Bus; log: Logger; channelLog?: ChannelLog
     close(): void {
       closed = true;
       stopWatching();
+      stopLocalOnly?.();
       for (const tail of tails.values()) tail.wake?.();
     },
   };
