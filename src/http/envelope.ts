@@ -31,9 +31,11 @@ export function collection<T>(page: Page<T>, self: string): CollectionEnvelope<T
   // The request's query read once: `set` keeps a member where it stands (or appends it), so
   // setting `page` again leaves every link's parameters in the same order as the first.
   const params = new URLSearchParams(url.search);
-  // A page asked by `offset` (a list with a byte budget): the page links count by page again.
-  const byOffset = params.has('offset');
-  params.delete('offset');
+  // A list with a byte budget (its pages name where the next starts, `nextOffset`): a page asked by
+  // `offset` links to the others by page again, and to the next by offset.
+  const budgeted = page.nextOffset !== undefined;
+  const byOffset = budgeted && params.has('offset');
+  if (budgeted) params.delete('offset');
   params.set('page', '1');
   params.set('limit', String(page.limit));
   const link = (n: number) => {
@@ -44,7 +46,7 @@ export function collection<T>(page: Page<T>, self: string): CollectionEnvelope<T
   if (page.page > 1) links.prev = link(Math.min(page.page - 1, last));
   const meta: CollectionEnvelope<T>['_meta'] = { total: page.total, page: page.page, limit: page.limit, pages: page.pages };
   if (page.truncated) meta.truncated = true;
-  if (page.truncated || byOffset) {
+  if (budgeted && (page.truncated || byOffset)) {
     // The next page of a page cut short by its byte budget (or asked by offset) starts where it ended.
     if (typeof page.nextOffset === 'number') {
       const next = new URLSearchParams(params);
