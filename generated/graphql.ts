@@ -1628,6 +1628,10 @@ export type PaginatedEventResult = {
   page: Scalars['Int']['output'];
   limit: Scalars['Int']['output'];
   pages: Scalars['Int']['output'];
+  /** true: the next event would have passed the page byte budget (events.page_max_bytes); fewer than limit items although more follow. */
+  truncated: Scalars['Boolean']['output'];
+  /** Where the next page starts (filter offset) when the page was cut short or asked by offset; null otherwise and at the end. */
+  nextOffset: Maybe<Scalars['Int']['output']>;
 };
 
 /** Filters of the events list; limit defaults to 25, at most 100 (REST GET /v1/events). */
@@ -1645,6 +1649,8 @@ export type EventFilterInput = {
   to?: InputMaybe<Scalars['String']['input']>;
   page?: InputMaybe<Scalars['Int']['input']>;
   limit?: InputMaybe<Scalars['Int']['input']>;
+  /** Position (0-based) of the first event, instead of page (0 to 10000000). */
+  offset?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** REST body of POST /v1/events/emit: type is platform:action; raw any JSON object. */
@@ -3533,6 +3539,8 @@ export type PaginatedEventResultResolvers<ContextType = GraphQLContext, ParentTy
   page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  truncated?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  nextOffset?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 };
 
 export type EmitEventResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['EmitEventResult'] = ResolversParentTypes['EmitEventResult']> = {

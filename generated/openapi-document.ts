@@ -15229,7 +15229,7 @@ export const openapiDocument = {
           "events"
         ],
         "summary": "Stored events of the active account, newest first (Part 2, \"Events surface\").",
-        "description": "`events:read` and `feature:events`. Filters: `types` (comma-separated exact event types),\n`platform` (comma-separated), `user_id` (the `user_id` member inside `raw`), `search`\n(case-insensitive text in `raw`), `from` / `to` (RFC 3339; events after `from`, before\n`to`; an unparseable value gives 400 VALIDATION_ERROR). Individual community gift rows\n(`raw.community_gift_id` without being the header) are hidden. Page size default 25, at\nmost 100.\n",
+        "description": "`events:read` and `feature:events`. Filters: `types` (comma-separated exact event types),\n`platform` (comma-separated), `user_id` (the `user_id` member inside `raw`), `search`\n(case-insensitive text in `raw`), `from` / `to` (RFC 3339; events after `from`, before\n`to`; an unparseable value gives 400 VALIDATION_ERROR). Individual community gift rows\n(`raw.community_gift_id` without being the header) are hidden. Page size default 25, at\nmost 100.\n\nByte budget: the events of one page carry at most `events.page_max_bytes` (default 1 MiB)\nof `raw` as JSON text. A page whose next event would pass it stops early (its first event\nis always served): `_meta.truncated` is true and `_meta.next_offset` and `_links.next`\n(`?offset=<n>&limit=<limit>`) name where the next page starts. `offset` (0-based, instead\nof `page`) reads from any position; such a page also answers `next_offset`. A node holds\nat most `events.read_budget_bytes` of pages not yet written out (one account at most a\nquarter of it); a read that finds no room within `events.read_wait_ms` answers 503\nSERVICE_UNAVAILABLE with `Retry-After`.\n",
         "x-permission": "events:read",
         "x-feature": "feature:events",
         "x-graphql": "Query.events",
@@ -15240,6 +15240,19 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/EventsLimit"
+          },
+          {
+            "name": "offset",
+            "in": "query",
+            "required": false,
+            "description": "Position (0-based) of the first event, instead of `page`; `_links.next` of a page cut short by the byte budget carries it.",
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 0,
+              "maximum": 10000000
+            },
+            "allowReserved": true
           },
           {
             "name": "types",
@@ -15342,7 +15355,7 @@ export const openapiDocument = {
                       "$ref": "#/components/schemas/CollectionLinks"
                     },
                     "_meta": {
-                      "$ref": "#/components/schemas/CollectionMeta"
+                      "$ref": "#/components/schemas/EventsCollectionMeta"
                     }
                   }
                 }
@@ -15380,7 +15393,7 @@ export const openapiDocument = {
           "events"
         ],
         "summary": "Store an event and broadcast it on `events:{account_id}` after the commit.",
-        "description": "Body `{ type, platform, raw, external_id? }` (`type` is `platform:action`, up to 100\ncharacters; `raw` any JSON object). With `external_id`, redelivery is idempotent per\naccount: the stored event is answered with `duplicate: true` (status 200) and nothing is\nbroadcast again; a new event answers 201.\n\nCommunity gift bundling (platform `platform_a`): an event whose `raw` holds\n`community_gift_id` and a positive integer `total` is a bundle header, stored and\nbroadcast at once; one with `community_gift_id` and no `total` is an individual gift\nnotice, stored but hidden from `GET /v1/events` and not broadcast. When the stored notices\nreach the header's `total` (or the bundle is 30 s old, by a periodic sweep), the header's\n`raw` gains `giftRecipients` (`[{ user_id, user_name, display_name }]` read from the\nnotices' `recipient_user_id`, `recipient_user_name`, `recipient_display_name`) and is\nre-broadcast with the same `id` and `created_at`.\n\nA standalone gift record (type `platform_a:gift` or `platform_a:gift_sub`, a gifter in\n`user_id` or `user_name`, a positive integer `total`, no `community_gift_id` and no\nrecipient) is held: stored (the answer names it) but hidden and not broadcast. A header of\nthe same gifter and `total` within 10 s of it supersedes it for good (its `raw` gains\n`superseded_by`, the header's id); otherwise the periodic sweep releases it after 10 s:\nit joins `GET /v1/events` and is broadcast with its own `id` and `created_at`.\n",
+        "description": "Body `{ type, platform, raw, external_id? }` (`type` is `platform:action`, up to 100\ncharacters; `raw` any JSON object of at most `events.max_raw_bytes`, default 65536 bytes,\nas JSON text: platforms' own notifications are a few KiB; a larger `raw` answers 400\nVALIDATION_ERROR `raw must be at most 65536 bytes as JSON`, on GraphQL alike). With `external_id`, redelivery is idempotent per\naccount: the stored event is answered with `duplicate: true` (status 200) and nothing is\nbroadcast again; a new event answers 201.\n\nCommunity gift bundling (platform `platform_a`): an event whose `raw` holds\n`community_gift_id` and a positive integer `total` is a bundle header, stored and\nbroadcast at once; one with `community_gift_id` and no `total` is an individual gift\nnotice, stored but hidden from `GET /v1/events` and not broadcast. When the stored notices\nreach the header's `total` (or the bundle is 30 s old, by a periodic sweep), the header's\n`raw` gains `giftRecipients` (`[{ user_id, user_name, display_name }]` read from the\nnotices' `recipient_user_id`, `recipient_user_name`, `recipient_display_name`) and is\nre-broadcast with the same `id` and `created_at`.\n\nA standalone gift record (type `platform_a:gift` or `platform_a:gift_sub`, a gifter in\n`user_id` or `user_name`, a positive integer `total`, no `community_gift_id` and no\nrecipient) is held: stored (the answer names it) but hidden and not broadcast. A header of\nthe same gifter and `total` within 10 s of it supersedes it for good (its `raw` gains\n`superseded_by`, the header's id); otherwise the periodic sweep releases it after 10 s:\nit joins `GET /v1/events` and is broadcast with its own `id` and `created_at`.\n",
         "x-permission": "events:create",
         "x-feature": "feature:events",
         "x-graphql": "Mutation.emitEvent",
@@ -16531,7 +16544,7 @@ export const openapiDocument = {
           "system"
         ],
         "summary": "Readiness for load balancers (200 ready, 503 not ready).",
-        "description": "Whether this node can serve requests now: the relational and time-series stores are\nprobed on this request itself (one `select 1` each, at most 500 ms; concurrent probes\nshare one round), so a recovery is reported by the first probe after it. `ready` answers\n200; a store that does not answer gives 503 with the same body and `Retry-After`, so a\nload balancer takes the node out of rotation until it answers again. Redis is not\nrequired: without it a node serves from the database (`/v1/health` reports it as\n`degraded`). Not rate limited beyond the anonymous budget; probe it from the load balancer\nno more often than once a second.\n",
+        "description": "Whether this node can serve requests now: the relational and time-series stores are\nprobed on this request itself (one `select 1` each, at most 500 ms; concurrent probes\nshare one round), so a recovery is reported by the first probe after it. A store counts as\ndown only when its call fails or stays unanswered for 500 ms of time the event loop was free\nto read the answer: a busy loop is reported as itself (`event_loop`, its p99 delay; past\n1000 ms the node is `unavailable` for that reason), never as a store outage. `ready` answers\n200; a store that does not answer gives 503 with the same body and `Retry-After`, so a\nload balancer takes the node out of rotation until it answers again. Redis is not\nrequired: without it a node serves from the database (`/v1/health` reports it as\n`degraded`). Not rate limited beyond the anonymous budget; probe it from the load balancer\nno more often than once a second.\n",
         "x-auth": "public",
         "x-envelope": {
           "kind": "single"
@@ -29082,7 +29095,8 @@ export const openapiDocument = {
           },
           "raw": {
             "type": "object",
-            "additionalProperties": true
+            "additionalProperties": true,
+            "description": "At most `events.max_raw_bytes` (default 65536) bytes as JSON text."
           },
           "external_id": {
             "type": "string",
@@ -29257,6 +29271,44 @@ export const openapiDocument = {
           "created_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "EventsCollectionMeta": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "total",
+          "page",
+          "limit",
+          "pages"
+        ],
+        "description": "`CollectionMeta`, and where the byte budget cut the page short (`truncated`) or the page was asked by `offset`: where the next page starts (`next_offset`).",
+        "properties": {
+          "total": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "page": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "pages": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "truncated": {
+            "type": "boolean",
+            "description": "true: the next event would have passed the page byte budget; the page holds fewer than `limit` events although more follow."
+          },
+          "next_offset": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Where the next page starts (`?offset=`); absent at the end."
           }
         }
       },
@@ -33566,7 +33618,8 @@ export const openapiDocument = {
             "additionalProperties": false,
             "required": [
               "status",
-              "services"
+              "services",
+              "event_loop"
             ],
             "properties": {
               "status": {
@@ -33589,6 +33642,28 @@ export const openapiDocument = {
                   },
                   "timeseries": {
                     "$ref": "#/components/schemas/DependencyHealth"
+                  }
+                }
+              },
+              "event_loop": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "status",
+                  "delay_ms"
+                ],
+                "description": "This node's own event loop, a reason of its own: `unhealthy` when its p99 delay over the last 5 s passes 1000 ms (the node is too busy to answer in time, whatever its stores say).",
+                "properties": {
+                  "status": {
+                    "type": "string",
+                    "enum": [
+                      "healthy",
+                      "unhealthy"
+                    ]
+                  },
+                  "delay_ms": {
+                    "type": "integer",
+                    "minimum": 0
                   }
                 }
               }

@@ -3395,6 +3395,15 @@ export interface paths {
          *     `to`; an unparseable value gives 400 VALIDATION_ERROR). Individual community gift rows
          *     (`raw.community_gift_id` without being the header) are hidden. Page size default 25, at
          *     most 100.
+         *
+         *     Byte budget: the events of one page carry at most `events.page_max_bytes` (default 1 MiB)
+         *     of `raw` as JSON text. A page whose next event would pass it stops early (its first event
+         *     is always served): `_meta.truncated` is true and `_meta.next_offset` and `_links.next`
+         *     (`?offset=<n>&limit=<limit>`) name where the next page starts. `offset` (0-based, instead
+         *     of `page`) reads from any position; such a page also answers `next_offset`. A node holds
+         *     at most `events.read_budget_bytes` of pages not yet written out (one account at most a
+         *     quarter of it); a read that finds no room within `events.read_wait_ms` answers 503
+         *     SERVICE_UNAVAILABLE with `Retry-After`.
          */
         get: operations["events"];
         put?: never;
@@ -3437,7 +3446,9 @@ export interface paths {
         /**
          * Store an event and broadcast it on `events:{account_id}` after the commit.
          * @description Body `{ type, platform, raw, external_id? }` (`type` is `platform:action`, up to 100
-         *     characters; `raw` any JSON object). With `external_id`, redelivery is idempotent per
+         *     characters; `raw` any JSON object of at most `events.max_raw_bytes`, default 65536 bytes,
+         *     as JSON text: platforms' own notifications are a few KiB; a larger `raw` answers 400
+         *     VALIDATION_ERROR `raw must be at most 65536 bytes as JSON`, on GraphQL alike). With `external_id`, redelivery is idempotent per
          *     account: the stored event is answered with `duplicate: true` (status 200) and nothing is
          *     broadcast again; a new event answers 201.
          *
@@ -3696,7 +3707,10 @@ export interface paths {
          * Readiness for load balancers (200 ready, 503 not ready).
          * @description Whether this node can serve requests now: the relational and time-series stores are
          *     probed on this request itself (one `select 1` each, at most 500 ms; concurrent probes
-         *     share one round), so a recovery is reported by the first probe after it. `ready` answers
+         *     share one round), so a recovery is reported by the first probe after it. A store counts as
+         *     down only when its call fails or stays unanswered for 500 ms of time the event loop was free
+         *     to read the answer: a busy loop is reported as itself (`event_loop`, its p99 delay; past
+         *     1000 ms the node is `unavailable` for that reason), never as a store outage. `ready` answers
          *     200; a store that does not answer gives 503 with the same body and `Retry-After`, so a
          *     load balancer takes the node out of rotation until it answers again. Redis is not
          *     required: without it a node serves from the database (`/v1/health` reports it as
@@ -6486,6 +6500,7 @@ export interface components {
             /** @description Redelivery of the same id for the account answers the stored event. */
             external_id?: string | null;
             platform: string;
+            /** @description At most `events.max_raw_bytes` (default 65536) bytes as JSON text. */
             raw: {
                 [key: string]: unknown;
             };
@@ -6542,6 +6557,17 @@ export interface components {
             };
             /** @description `platform:action`, up to 100 characters. */
             type: string;
+        };
+        /** @description `CollectionMeta`, and where the byte budget cut the page short (`truncated`) or the page was asked by `offset`: where the next page starts (`next_offset`). */
+        EventsCollectionMeta: {
+            limit: number;
+            /** @description Where the next page starts (`?offset=`); absent at the end. */
+            next_offset?: number;
+            page: number;
+            pages: number;
+            total: number;
+            /** @description true: the next event would have passed the page byte budget; the page holds fewer than `limit` events although more follow. */
+            truncated?: boolean;
         };
         /**
          * @description An extension record (Part 2 leaves its fields unshown beyond the public profile's list).
@@ -7764,6 +7790,12 @@ export interface components {
         ReadinessResponse: {
             _links: components["schemas"]["SelfLinks"];
             data: {
+                /** @description This node's own event loop, a reason of its own: `unhealthy` when its p99 delay over the last 5 s passes 1000 ms (the node is too busy to answer in time, whatever its stores say). */
+                event_loop: {
+                    delay_ms: number;
+                    /** @enum {string} */
+                    status: "healthy" | "unhealthy";
+                };
                 services: {
                     relational: components["schemas"]["DependencyHealth"];
                     timeseries: components["schemas"]["DependencyHealth"];
@@ -17013,6 +17045,8 @@ export interface operations {
                 from?: string;
                 /** @description Page size of the events list (Part 2, "Events page size"; default 25, at most 100). */
                 limit?: components["parameters"]["EventsLimit"];
+                /** @description Position (0-based) of the first event, instead of `page`; `_links.next` of a page cut short by the byte budget carries it. */
+                offset?: number;
                 /**
                  * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
                  *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
@@ -17050,7 +17084,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         _links: components["schemas"]["CollectionLinks"];
-                        _meta: components["schemas"]["CollectionMeta"];
+                        _meta: components["schemas"]["EventsCollectionMeta"];
                         data: components["schemas"]["Event"][];
                     };
                 };

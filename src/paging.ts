@@ -34,6 +34,13 @@ export interface Page<T> {
   page: number;
   limit: number;
   pages: number;
+  /**
+   * A list with a byte budget per answer (events): true when the page stopped before `limit`
+   * items because the next would have passed the budget, though more follow.
+   */
+  truncated?: boolean;
+  /** Where the next page starts (an offset) when it does not start at `page + 1` (a page cut short or asked by offset); null at the end. */
+  nextOffset?: number | null;
 }
 
 /** A caller's value as an integer, or undefined when absent or not a finite number. */

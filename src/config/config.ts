@@ -189,6 +189,15 @@ export interface Config {
    * recently used going first, besides each cache's own entry count.
    */
   memory: { kept_bytes: number };
+  /**
+   * Byte budgets of the events surface (one account must not exhaust a node's heap):
+   * `max_raw_bytes` bounds an event's `raw` as JSON text (larger: 400 VALIDATION_ERROR);
+   * `page_max_bytes` bounds the `raw` bytes of one page of `GET /v1/events` (a page stops early past
+   * it and says so; its first event is always served); `read_budget_bytes` bounds the page bytes a
+   * node holds for answers not yet written (each account at most a quarter of it), and a read that
+   * does not fit waits up to `read_wait_ms`, then answers 503 with `Retry-After`.
+   */
+  events: { max_raw_bytes: number; page_max_bytes: number; read_budget_bytes: number; read_wait_ms: number };
   http: {
     trust_proxy: boolean | number | string;
     /** Validate every REST response against the OpenAPI document (on in tests). */
@@ -347,6 +356,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   jobs: { poll_interval_ms: 2000, periods: {}, lease_ttl_ms: 20_000, lease_renew_ms: 5000, node_id: null },
   metrics: { host: '127.0.0.1', port: 9464 },
   memory: { kept_bytes: 64 * 1024 * 1024 },
+  events: { max_raw_bytes: 64 * 1024, page_max_bytes: 1024 * 1024, read_budget_bytes: 32 * 1024 * 1024, read_wait_ms: 1000 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
   // Production serves no security.txt until a contact is configured (never the placeholder).
   security_txt: { contact: env === 'production' ? null : 'mailto:security@example.com', expires: null },

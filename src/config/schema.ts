@@ -225,6 +225,16 @@ export const configSchema = {
       additionalProperties: false,
       properties: { kept_bytes: { type: 'integer', minimum: 0 } },
     },
+    events: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        max_raw_bytes: { type: 'integer', minimum: 1024, maximum: 1_048_576 },
+        page_max_bytes: { type: 'integer', minimum: 65_536 },
+        read_budget_bytes: { type: 'integer', minimum: 1_048_576 },
+        read_wait_ms: { type: 'integer', minimum: 0, maximum: 60_000 },
+      },
+    },
     rate_limits: {
       type: 'object',
       additionalProperties: false,

@@ -20,6 +20,12 @@ export interface RequestContext {
   /** Sets a cookie on the response (REST and GraphQL alike). */
   setCookie(name: string, value: string, options: CookieOptions): void;
   /**
+   * Runs `release` once the answer has been written out or its connection closed: what a large
+   * read holds (src/infra/read-budget.ts) is held until its bytes have left the node. Absent
+   * outside HTTP requests (the caller then releases at once).
+   */
+  untilAnswered?(release: () => void): void;
+  /**
    * The unparsed request of a REST operation (set by the REST router, rest.ts; absent on GraphQL):
    * a `multipart/form-data` body is left unread for the handler to stream (busboy), and headers
    * such as `Range` are read here. A handler may answer a `Readable` body, which the router pipes.

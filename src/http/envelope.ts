@@ -17,7 +17,7 @@ export interface SingleEnvelope<T> {
 export interface CollectionEnvelope<T> {
   data: T[];
   _links: { self: string; first: string; prev?: string; next?: string; last: string };
-  _meta: { total: number; page: number; limit: number; pages: number };
+  _meta: { total: number; page: number; limit: number; pages: number; truncated?: boolean; next_offset?: number };
 }
 
 export function single<T>(data: T, self: string): SingleEnvelope<T> {
@@ -31,16 +31,32 @@ export function collection<T>(page: Page<T>, self: string): CollectionEnvelope<T
   // The request's query read once: `set` keeps a member where it stands (or appends it), so
   // setting `page` again leaves every link's parameters in the same order as the first.
   const params = new URLSearchParams(url.search);
+  // A list with a byte budget (its pages name where the next starts, `nextOffset`): a page asked by
+  // `offset` links to the others by page again, and to the next by offset.
+  const budgeted = page.nextOffset !== undefined;
+  const byOffset = budgeted && params.has('offset');
+  if (budgeted) params.delete('offset');
   params.set('page', '1');
   params.set('limit', String(page.limit));
   const link = (n: number) => {
     params.set('page', String(n));
     return `${url.pathname}?${params.toString()}`;
   };
-  const links: CollectionEnvelope<T>['_links'] = { self: link(page.page), first: link(1), last: link(last) };
+  const links: CollectionEnvelope<T>['_links'] = { self: byOffset ? `${url.pathname}${url.search}` : link(page.page), first: link(1), last: link(last) };
   if (page.page > 1) links.prev = link(Math.min(page.page - 1, last));
-  if (page.page < page.pages) links.next = link(page.page + 1);
-  return { data: page.items, _links: links, _meta: { total: page.total, page: page.page, limit: page.limit, pages: page.pages } };
+  const meta: CollectionEnvelope<T>['_meta'] = { total: page.total, page: page.page, limit: page.limit, pages: page.pages };
+  if (page.truncated) meta.truncated = true;
+  if (budgeted && (page.truncated || byOffset)) {
+    // The next page of a page cut short by its byte budget (or asked by offset) starts where it ended.
+    if (typeof page.nextOffset === 'number') {
+      const next = new URLSearchParams(params);
+      next.delete('page');
+      next.set('offset', String(page.nextOffset));
+      links.next = `${url.pathname}?${next.toString()}`;
+      meta.next_offset = page.nextOffset;
+    }
+  } else if (page.page < page.pages) links.next = link(page.page + 1);
+  return { data: page.items, _links: links, _meta: meta };
 }
 
 /** A whole (small, unpaginated) list as the single page of the collection envelope. */

@@ -76,6 +76,11 @@ export function requestContextStep(deps: { log: Logger; credentials: CredentialR
       selfUrl: withoutCredential(req.originalUrl),
       client: { ip: deps.clientAddress(req), userAgent: header(req, 'user-agent')?.slice(0, 1000) ?? null },
       setCookie: (name, value, options) => appendCookie(res, name, value, options),
+      // 'close' follows both a written answer and a connection lost before it.
+      untilAnswered: (release) => {
+        if (res.closed || res.destroyed) release();
+        else res.once('close', release);
+      },
     };
   };
 }

@@ -4,21 +4,32 @@
  * headers; counting is rate-limiter-flexible's (Redis when configured, so every node shares one
  * budget, else process memory). A request costs one point; the GraphQL endpoint charges the rest of
  * a query's points once it knows its cost. Must not decide anything about permissions or features.
+ *
+ * A limiter that holds: while Redis fails or hangs, every request is still counted, on this node's
+ * own counters (rate-limiter-flexible's insurance limiter, the same budget per node), never let
+ * through uncounted. A hung Redis costs one short timeout: the first draw that times out opens a
+ * breaker, and until a background PING is answered again every draw counts locally at once.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Redis from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts, type RateLimiterLike } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
 import { ANONYMOUS, type AuthContext, type AuthContextKind } from '../auth/context';
 import type { Config } from '../config/config';
 import { AppError, messages } from '../errors';
+import { fairTimeout } from '../infra/loop-delay';
 import type { RequestContext } from './context';
 
 /** The budgets of `config.rate_limits`, one per tier. */
 export type RateTier = 'api_key' | 'jwt' | 'token' | 'anonymous';
 
 const WINDOW_SECONDS = 60;
-/** A Redis that hangs must not hold requests: past this the request goes through uncounted. */
-const REDIS_TIMEOUT_MS = 500;
+/**
+ * A Redis that hangs must not hold requests: past this (of time the event loop was free to read the
+ * answer, loop-delay.ts) the draw counts on this node and the breaker opens.
+ */
+const REDIS_TIMEOUT_MS = 250;
+/** While the breaker is open, how often a PING asks whether Redis answers again. */
+const BREAKER_PROBE_MS = 1000;
 
 /** System keys have no tier: they are never limited. */
 const tierOfKind: Record<AuthContextKind, RateTier | null> = {
@@ -176,13 +187,39 @@ function sendsTogether(redis: Redis): () => void {
  * One limiter per tier over a fixed one-minute window. With `redis` the counters live under
  * `<prefix>ratelimit:<tier>:<identity>`, so every node on that Redis draws from one budget.
  */
-export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis | null; prefix: string; log?: { info(obj: object, msg: string): void } }): RateLimiter {
+export function createRateLimiter(deps: {
+  config: Readonly<Config>;
+  redis: Redis | null;
+  prefix: string;
+  log?: { info(obj: object, msg: string): void; warn?(obj: object, msg: string): void };
+  /** How long a Redis draw may take (default REDIS_TIMEOUT_MS) and how often an open breaker probes (default BREAKER_PROBE_MS). */
+  timeoutMs?: number;
+  probeMs?: number;
+}): RateLimiter {
   const limits = deps.config.rate_limits;
-  const make = (tier: RateTier): RateLimiterLike => {
-    const options = { keyPrefix: `${deps.prefix}ratelimit:${tier}`, points: limits[tier], duration: WINDOW_SECONDS };
-    if (!deps.redis) return new RateLimiterMemory(options);
-    return new RLWrapperTimeouts({ limiter: new RateLimiterRedis({ ...options, storeClient: deps.redis }), timeoutMs: REDIS_TIMEOUT_MS });
+  const timeoutMs = deps.timeoutMs ?? REDIS_TIMEOUT_MS;
+  const probeMs = deps.probeMs ?? BREAKER_PROBE_MS;
+  const options = (tier: RateTier) => ({ keyPrefix: `${deps.prefix}ratelimit:${tier}`, points: limits[tier], duration: WINDOW_SECONDS });
+  /** Called whenever the insurance counts a draw that Redis could not (rate-limiter-flexible calls it on a store error). */
+  let insured: (error: unknown) => void = () => undefined;
+  /** This node's own counters: the only ones without Redis, the insurance with it. */
+  class Insurance extends RateLimiterMemory {
+    override consume(...args: Parameters<RateLimiterMemory['consume']>): ReturnType<RateLimiterMemory['consume']> {
+      if (deps.redis) insured(null);
+      return super.consume(...args);
+    }
+  }
+  const local: Record<RateTier, RateLimiterMemory> = {
+    api_key: new Insurance(options('api_key')),
+    jwt: new Insurance(options('jwt')),
+    token: new Insurance(options('token')),
+    anonymous: new Insurance(options('anonymous')),
   };
+  // A store error (Redis refused, not connected, a command timed out) falls to the insurance
+  // limiter inside rate-limiter-flexible, which opens the breaker; a hang past this limiter's own
+  // timeout does too (below), so that it costs one timeout, not one per request.
+  const make = (tier: RateTier): RateLimiterLike =>
+    deps.redis ? new RateLimiterRedis({ ...options(tier), storeClient: deps.redis, insuranceLimiter: local[tier] }) : local[tier];
   const tiers: Record<RateTier, RateLimiterLike> = {
     api_key: make('api_key'),
     jwt: make('jwt'),
@@ -191,10 +228,66 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
   };
   // On Redis, concurrent requests of one bucket share one increment (batched below); in process
   // there is no round trip to save.
-  const draw = deps.redis ? batchedDraw(tiers, sendsTogether(deps.redis)) : (tier: RateTier, identity: string, points: number) => drawOnce(tiers[tier], identity, points);
-  /** When the store stopped answering (null while it answers) and how many draws it failed since. */
+  const shared = deps.redis ? batchedDraw(tiers, sendsTogether(deps.redis)) : null;
+  /** When the store stopped answering (null while it answers) and how many draws counted locally since. */
   let downSince: number | null = null;
   let failed = 0;
+  /** The breaker: open while Redis hangs (every draw counts locally at once); a PING closes it. */
+  let open = false;
+  let probe: NodeJS.Timeout | null = null;
+  const closeBreaker = () => {
+    open = false;
+    if (probe) clearInterval(probe);
+    probe = null;
+  };
+  const openBreaker = () => {
+    if (open || !deps.redis) return;
+    open = true;
+    const redis = deps.redis;
+    let asking = false;
+    probe = setInterval(() => {
+      if (asking) return;
+      asking = true;
+      fairTimeout(redis.ping(), timeoutMs, 'rate limiter PING')
+        .then(closeBreaker, () => undefined)
+        .finally(() => (asking = false));
+    }, probeMs);
+    probe.unref();
+  };
+  const countedLocally = (error: unknown) => {
+    if (downSince === null) {
+      downSince = Date.now();
+      deps.log?.warn?.({ err: error }, 'rate limiter counting on this node: Redis does not answer');
+    }
+    failed += 1;
+  };
+  insured = (error) => {
+    openBreaker();
+    countedLocally(error);
+  };
+
+  async function draw(tier: RateTier, identity: string, points: number): Promise<Drawn> {
+    if (!shared) return drawOnce(local[tier], identity, points);
+    if (!open) {
+      try {
+        const drawn = await fairTimeout(shared(tier, identity, points), timeoutMs, 'rate limiter draw');
+        // Answered by the insurance (Redis failed or its command timed out): the breaker is open now.
+        if (open) return drawn;
+        if (downSince !== null) {
+          deps.log?.info({ outage_ms: Date.now() - downSince, requests_counted_locally: failed }, 'rate limiter on Redis again');
+          downSince = null;
+          failed = 0;
+        }
+        return drawn;
+      } catch (error) {
+        // A hang (or an error the insurance did not take): count here, and stop asking Redis until it answers a PING.
+        openBreaker();
+        if (downSince === null) countedLocally(error);
+      }
+    }
+    // Counted here (the insurance's consume notes it).
+    return drawOnce(local[tier], identity, points);
+  }
 
   return {
     enabled: limits.enabled,
@@ -207,16 +300,8 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
       try {
         drawn = await draw(tier, identity, Math.max(1, Math.ceil(points)));
       } catch (error) {
-        // The store failed or timed out: fail open rather than turn a cache outage into errors.
-        const first = downSince === null;
-        if (first) downSince = Date.now();
-        failed += 1;
-        return { outcome: 'unavailable', tier, key, error, first };
-      }
-      if (downSince !== null) {
-        deps.log?.info({ outage_ms: Date.now() - downSince, requests_allowed_uncounted: failed }, 'rate limiter available again');
-        downSince = null;
-        failed = 0;
+        // Not even this node's counters answered (never expected): let the request through.
+        return { outcome: 'unavailable', tier, key, error, first: true };
       }
       const msBeforeNext = Math.max(drawn.msBeforeNext, 0);
       return {
@@ -229,6 +314,9 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
         resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
         retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
       };
+    },
+    async close() {
+      closeBreaker();
     },
   };
 }

@@ -155,7 +155,7 @@ function keptPart(route: RouteSpec, value: unknown): { value: object; key: strin
   if (isKept(value)) return { value, key: '' };
   if (route.envelope.kind !== 'collection' || !route.paging) return null;
   const page = value as Page<unknown>;
-  return isKept(page.items) ? { value: page.items, key: ` ${page.total} ${page.page} ${page.limit} ${page.pages}` } : null;
+  return isKept(page.items) ? { value: page.items, key: ` ${page.total} ${page.page} ${page.limit} ${page.pages} ${page.truncated} ${page.nextOffset}` } : null;
 }
 
 /** A JSON writer the response validation installed (app.ts, tests); absent in production. */

@@ -37,6 +37,11 @@ export interface Bus {
   /** Called on every change of `live`; returns the remover. */
   onLiveChange(listener: (live: boolean) => void): () => void;
   /**
+   * Called when a message this node published could not be sent and reached this node's handlers
+   * only (other nodes missed it); returns the remover. Never in process.
+   */
+  onLocalOnly?(listener: (channel: string) => void): () => void;
+  /**
    * Resolves true once everything this node published before the call has reached every
    * subscribed node (a heartbeat sent after it came back: Redis keeps one connection's order), or
    * false once the heartbeat bound has passed without that, when every other node has stopped
@@ -190,7 +195,9 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     });
   };
   subscriber.onChange((up) => {
-    if (!up) return;
+    // A lost subscriber connection hears nothing until it is back: the bus is not live (listeners
+    // that must not miss a message catch up when it is live again).
+    if (!up) return setLive(false);
     resubscribe('channel');
     resubscribe('pattern');
   });
@@ -235,6 +242,7 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
   const boundMs = options.heartbeat?.boundMs ?? 2000;
   const heartbeatChannel = `${prefix}${HEARTBEAT_CHANNEL_PREFIX}${randomUUID()}`;
   const liveListeners = new Set<(live: boolean) => void>();
+  const localOnlyListeners = new Set<(channel: string) => void>();
   let live = false;
   let lastBeat = 0;
   let downSince = Date.now();
@@ -256,8 +264,14 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     setLive(true);
     confirming.get(message)?.();
   });
+  let beatDue = Date.now() + heartbeatMs;
   const beat = () => {
-    if (live && Date.now() - lastBeat > boundMs) setLive(false);
+    // A beat that fires late was held up by this node's own busy loop, not by Redis: the heartbeat
+    // it waits for may be sitting unread in the socket. Judged only on time (and after the
+    // sockets were read), so a busy node does not report (and log) a bus outage it does not have.
+    const late = Date.now() - beatDue;
+    beatDue = Date.now() + heartbeatMs;
+    if (live && late < heartbeatMs / 2) setImmediate(() => live && Date.now() - lastBeat > boundMs && setLive(false));
     // Straight to Redis: a heartbeat must never be delivered locally as `publish` does while down.
     publisher.run((redis) => redis.publish(heartbeatChannel, String((beats += 1)))).catch((error: unknown) => log?.debug({ err: error }, 'bus heartbeat not sent'));
   };
@@ -288,12 +302,17 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
   return {
     kind: 'redis',
     get live() {
-      if (live && Date.now() - lastBeat > boundMs) setLive(false);
-      return live;
+      // Strict for what trusts it (credential copies): an overdue heartbeat reads as not live at once;
+      // the change itself (its listeners, its log line) is the beat's to decide.
+      return live && Date.now() - lastBeat <= boundMs;
     },
     onLiveChange(listener) {
       liveListeners.add(listener);
       return () => liveListeners.delete(listener);
+    },
+    onLocalOnly(listener) {
+      localOnlyListeners.add(listener);
+      return () => localOnlyListeners.delete(listener);
     },
     confirm,
     async publish(channel, message) {
@@ -304,6 +323,8 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
         if (error instanceof RedisUnavailableError) {
           // Never sent: this node's subscribers still hear it (other nodes cannot while Redis is down).
           log?.debug({ channel }, 'Redis is down; bus message delivered on this node only');
+          // Told first, so that a listener that must keep order holds the local delivery.
+          for (const listener of localOnlyListeners) listener(channel);
           deliverLocally(full, message);
         } else {
           // Sent or not, we cannot know (a timeout): delivering locally could duplicate it.
@@ -318,6 +339,7 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
       clearInterval(liveness);
       clearInterval(heartbeat);
       liveListeners.clear();
+      localOnlyListeners.clear();
       for (const done of [...confirming.values()]) done();
       await Promise.allSettled([publisher.close(), subscriber.close()]);
     },

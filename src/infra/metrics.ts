@@ -7,6 +7,8 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import type { JobStats } from './jobs/types';
 import { keptAnswers } from './db/hot-read';
 import { keptBudget, keptBytes } from './kept';
+import { loopDelay, watchLoopDelay } from './loop-delay';
+import { readBudgetFigures } from './read-budget';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4';
 
@@ -66,6 +68,36 @@ export function createMetrics(options: { service: string; env: string; sources: 
     },
   });
   totalsCounter('svc_kept_answers_total', 'Calls of a named read (events.page) that a kept result answered instead of the database, since start.', 'read', keptAnswers);
+  new Gauge({
+    name: 'svc_event_loop_delay_seconds',
+    help: "The event loop's own delay over the last 5 s (p50, p99, max): a busy node, told apart from a slow dependency.",
+    labelNames: ['quantile'],
+    registers: [registry],
+    collect() {
+      watchLoopDelay();
+      const delay = loopDelay();
+      this.set({ quantile: '0.5' }, delay.p50Ms / 1000);
+      this.set({ quantile: '0.99' }, delay.p99Ms / 1000);
+      this.set({ quantile: '1' }, delay.maxMs / 1000);
+    },
+  });
+  new Gauge({
+    name: 'svc_read_budget_bytes_in_flight',
+    help: 'Bytes of event pages held for answers not yet written out (config events.read_budget_bytes bounds them per node).',
+    registers: [registry],
+    collect() {
+      this.set(readBudgetFigures.inFlightBytes);
+    },
+  });
+  new Counter({
+    name: 'svc_read_budget_refused_total',
+    help: 'Large reads refused with 503 because the node budget of bytes in flight had no room within events.read_wait_ms, since start.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(readBudgetFigures.refused);
+    },
+  });
   new Gauge({
     name: 'svc_kept_bytes_budget',
     help: 'The bound of svc_kept_bytes (config memory.kept_bytes).',

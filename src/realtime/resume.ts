@@ -242,6 +242,7 @@ export function withChannelLog(bus: Bus, channelLog: ChannelLog): LoggedBus {
       return bus.live;
     },
     onLiveChange: (listener) => bus.onLiveChange(listener),
+    onLocalOnly: (listener) => bus.onLocalOnly?.(listener) ?? (() => undefined),
     confirm: () => bus.confirm(),
     async publish(channel, message) {
       if (isBuffered(channel) && (await channelLog.publish(channel, message))) return;

@@ -34,7 +34,11 @@ describe('GET /v1/health/ready', () => {
     expect(res.status).toBe(200);
     expect(res.retryAfter).toBeNull();
     expect(res.body).toEqual({
-      data: { status: 'ready', services: { relational: { status: 'healthy', latency_ms: expect.any(Number) }, timeseries: { status: 'healthy', latency_ms: expect.any(Number) } } },
+      data: {
+        status: 'ready',
+        services: { relational: { status: 'healthy', latency_ms: expect.any(Number) }, timeseries: { status: 'healthy', latency_ms: expect.any(Number) } },
+        event_loop: { status: 'healthy', delay_ms: expect.any(Number) },
+      },
       _links: { self: '/v1/health/ready' },
     });
     const withBadCredential = await fetch(`${t.url}/v1/health/ready`, { headers: { authorization: 'Bearer lm_sys_nope' } });
@@ -125,7 +129,11 @@ async function startRelay(target: URL) {
     const notReady = await readiness(t.url);
     expect(notReady.status).toBe(503);
     expect(notReady.retryAfter).toMatch(/^[1-9]\d*$/);
-    expect(notReady.body.data).toEqual({ status: 'unavailable', services: { relational: { status: 'unhealthy', latency_ms: expect.any(Number) }, timeseries: { status: 'unhealthy', latency_ms: expect.any(Number) } } });
+    expect(notReady.body.data).toEqual({
+      status: 'unavailable',
+      services: { relational: { status: 'unhealthy', latency_ms: expect.any(Number) }, timeseries: { status: 'unhealthy', latency_ms: expect.any(Number) } },
+      event_loop: { status: 'healthy', delay_ms: expect.any(Number) },
+    });
     const health = await fetch(`${t.url}/v1/health`);
     const healthBody = (await health.json()) as { data: Record<string, unknown> };
     expect(Object.keys(healthBody.data).sort()).toEqual(['services', 'status', 'uptime_seconds', 'version', 'websocket']);

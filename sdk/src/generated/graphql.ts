@@ -20,6 +20,8 @@ export type EventFilterInput = {
   to?: string | null | undefined;
   page?: number | null | undefined;
   limit?: number | null | undefined;
+  /** Position (0-based) of the first event, instead of page (0 to 10000000). */
+  offset?: number | null | undefined;
 };
 
 /** REST body of POST /v1/events/emit: type is platform:action; raw any JSON object. */

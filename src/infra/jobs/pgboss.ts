@@ -20,6 +20,15 @@ import { deadLetterOf, type JobData, type JobHandler, type JobOptions, type Jobs
 
 export const PGBOSS_SCHEMA = 'pgboss';
 
+/**
+ * How long an attempt may stay active before it counts as lost (its node died holding it) and is
+ * retried: a minute, unless a job says more (every handler here takes seconds). pg-boss looks for
+ * such attempts at every maintenance round, every EXPIRY_CHECK_SECONDS, so a dead node's job runs
+ * again within about 80 s instead of after 15 minutes in the dead-letter queue.
+ */
+export const DEFAULT_EXPIRE_SECONDS = 60;
+const EXPIRY_CHECK_SECONDS = 20;
+
 /** pg-boss's SQL (`$1` placeholders) on a knex connection or transaction (`?` placeholders). */
 export function knexExecutor(knex: Knex | Knex.Transaction): PgBoss.Db {
   return {
@@ -54,6 +63,7 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
       // No cron: periodic jobs are throttled sends (sub-minute periods, see above).
       schedule: false,
       supervise: true,
+      maintenanceIntervalSeconds: EXPIRY_CHECK_SECONDS,
       migrate: true,
       archiveCompletedAfterSeconds: Math.max(12 * 3600, longestPeriod + 3600),
     });
@@ -114,7 +124,7 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
               retryLimit: options.retryLimit ?? 2,
               retryDelay: options.retryDelaySeconds ?? 1,
               retryBackoff: options.retryBackoff ?? true,
-              expireInSeconds: options.expireInSeconds ?? 900,
+              expireInSeconds: options.expireInSeconds ?? DEFAULT_EXPIRE_SECONDS,
               deadLetter: deadLetterOf(name),
             };
             if (!existing.has(deadLetterOf(name))) await made.createQueue(deadLetterOf(name));

@@ -16,7 +16,7 @@ export interface JobOptions {
   /** Seconds before the first retry (default 1); doubled each retry when retryBackoff. */
   retryDelaySeconds?: number;
   retryBackoff?: boolean;
-  /** An attempt running longer than this is failed and retried (default 15 minutes). */
+  /** An attempt running longer than this counts as lost (its node died) and is retried (default 60 s on pg-boss: DEFAULT_EXPIRE_SECONDS). */
   expireInSeconds?: number;
 }
 

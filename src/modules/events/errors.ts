@@ -5,6 +5,8 @@ export const eventMessages = {
   invalidType: 'type must have the form platform:action (3 to 100 characters)',
   invalidPlatform: 'platform must be 1 to 50 characters',
   invalidRaw: 'raw must be a JSON object',
+  rawTooLarge: (max: number) => `raw must be at most ${max} bytes as JSON`,
+  invalidOffset: 'offset must be >= 0 and <= 10000000',
   invalidExternalId: 'external_id must be 1 to 255 characters',
   invalidUsername: 'username must be 1 to 100 characters',
   invalidAccountId: 'accountId must be a UUID',

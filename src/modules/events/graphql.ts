@@ -10,7 +10,7 @@ export function createEventsResolvers(service: EventsService): {
 } {
   return {
     Query: {
-      events: (_p, { filter }, context) => service.list(context.auth, filter ?? {}, pageFor('events', filter)),
+      events: (_p, { filter }, context) => service.list(context.auth, filter ?? {}, pageFor('events', filter), context.untilAnswered),
       event: (_p, { id }, context) => service.get(context.auth, id),
     },
     Mutation: {

@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { periodSeconds as seconds } from '../../infra/jobs';
+import { ReadBudget } from '../../infra/read-budget';
 import type { StoredReplay } from '../../realtime/resume';
 import { defineModule } from '../contract';
 import { deidentify, type ErasureSubject } from './erase';
@@ -40,9 +41,12 @@ export function createEventsModule(options: { bundleTimeoutMs?: number; giftHold
   return defineModule({
     name: 'events',
     migrations: eventMigrations,
-    build: ({ db, bus, log, jobs }) => {
-      const repo = createEventsRepo(db.knex);
-      const service = createEventsService({ repo, bus, log });
+    build: ({ db, bus, log, jobs, config }) => {
+      const limits = config.events;
+      const repo = createEventsRepo(db.knex, { pageMaxBytes: limits.page_max_bytes });
+      // One budget of page bytes in flight per node (this app instance).
+      const reads = new ReadBudget(limits.read_budget_bytes, limits.read_wait_ms);
+      const service = createEventsService({ repo, bus, log, budgets: { maxRawBytes: limits.max_raw_bytes, pageMaxBytes: limits.page_max_bytes, reads } });
       const gifts = createGiftBundler({ knex: db.knex, log, rebroadcast: (row) => service.rebroadcast(row), bundleTimeoutMs: options.bundleTimeoutMs, holdMs: options.giftHoldMs });
       service.hooks = gifts.hooks;
       service.sweepGifts = () => gifts.sweep();

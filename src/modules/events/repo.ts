@@ -143,40 +143,77 @@ function total(accountId: string, q: EventQuery): Sql {
 const VERSION_SQL = 'select n from event_versions where account_id = ?';
 
 /**
- * events.page as one statement: the page (newest first) and its exact total in one round trip.
+ * events.page as one statement: the page (newest first), its exact total and its byte budget in one
+ * round trip.
  *
- * On PostgreSQL it is one row: the account's event version, the total, and the page's items
- * rendered by the database as one JSON array in their domain form (`itemOf.jsonSelect`), which the
- * service parses once instead of decoding a driver row per item (ADR 004, "eighth session").
- * On the embedded store PGlite runs inside the service process, so rendering there moves no work
- * out of it and grows its WebAssembly heap; there the items are rows that the total (one row)
- * joins to, so a page past the end still answers its total.
+ * The byte budget: `p` is the requested window of rows with the length of each `raw` as JSON text;
+ * `k` keeps the rows, in order, while their `raw` bytes together stay within `maxBytes` (the first
+ * row always: a page never comes back empty while rows remain). Only the kept rows are read in
+ * full, so a page of large payloads costs the node at most about `maxBytes` whatever `limit` says;
+ * `fetched` (rows in the window) and `kept` tell the service whether the page stopped early.
+ * (Written as nested selects, not a `with`: a statement that does not begin with `select` counts
+ * as a write for the embedded store's kept reads, src/infra/db/hot-read.ts.)
+ *
+ * On PostgreSQL the head is one row: the account's event version, the total, the window's figures
+ * and the page's items rendered by the database as one JSON array in their domain form
+ * (`itemOf.jsonSelect`), which the service parses once instead of decoding a driver row per item
+ * (ADR 004, "eighth session"). On the embedded store PGlite runs inside the service process, so
+ * rendering there moves no work out of it and grows its WebAssembly heap; there the items are rows
+ * that the head (one row) joins to, so a page past the end still answers its total.
  */
-function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number, rendered: boolean): Sql {
+function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number, maxBytes: number, rendered: boolean): Sql {
   const counted = total(accountId, q);
   const where = conditions(accountId, q);
-  const head = `/* events.page */ select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total`;
-  const items = (list: string) => `select ${list} from events where ${where.text} order by created_at desc, id desc limit ? offset ?`;
+  // One plain select (hot-read.ts tells reads from writes by it): the window `p`, the rows it keeps
+  // `k` (a running sum of their bytes), and their figures and ids `f`, one row even when empty.
+  const p = `select id, created_at, octet_length(raw::text) as b from events where ${where.text} order by created_at desc, id desc limit ? offset ?`;
+  const k = `select id, b, n from (select id, b, sum(b) over (order by created_at desc, id desc) as run, count(*) over () as n from (${p}) p) s where run = b or run <= ?`;
+  const f = `select coalesce(max(n), 0)::int as fetched, count(*)::int as kept, coalesce(sum(b), 0)::bigint as bytes, array_agg(id) as ids from (${k}) k`;
+  const kValues = [...where.values, limit, offset, maxBytes];
+  const head = `select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total, f.fetched, f.kept, f.bytes`;
+  const items = (list: string, ids: string) => `select ${list} from events where account_id = ? and id = any(${ids}) order by created_at desc, id desc`;
+  if (rendered) {
+    return {
+      text: `/* events.page */ ${head}, (select coalesce(json_agg(e order by e."createdAt" desc, e.id desc), '[]') from (${items(itemOf.jsonSelect, 'f.ids')}) e)::text as items from (${f}) f`,
+      values: [accountId, ...counted.values, accountId, ...kValues],
+    };
+  }
   return {
-    text: rendered
-      ? `${head}, (select coalesce(json_agg(e order by e."createdAt" desc, e.id desc), '[]') from (${items(itemOf.jsonSelect)}) e)::text as items`
-      : `select t.version, t.total, e.* from (${head}) t left join lateral (${items(itemOf.select)}) e on true order by e.created_at desc, e.id desc`,
-    values: [accountId, ...counted.values, ...where.values, limit, offset],
+    text: `/* events.page */ select t.version, t.total, t.fetched, t.kept, t.bytes, e.* from (${head}, f.ids from (${f}) f) t left join lateral (${items(itemOf.select, 't.ids')}) e on true order by e.created_at desc, e.id desc`,
+    values: [accountId, ...counted.values, ...kValues, accountId],
   };
 }
 
-export function createEventsRepo(knex: Knex) {
+/** A page of events with what the byte budget did: `truncated` when rows of the window were left for the next page. */
+export interface EventPage {
+  items: EventItem[];
+  total: number;
+  truncated: boolean;
+  /** The `raw` bytes (as JSON text) of the page's items. */
+  bytes: number;
+}
+
+/**
+ * The bytes of `raw` (as JSON text) one page of `GET /v1/events` may carry (config
+ * `events.page_max_bytes`) unless options say otherwise.
+ */
+export const DEFAULT_PAGE_MAX_BYTES = 1024 * 1024;
+
+export function createEventsRepo(knex: Knex, options: { pageMaxBytes?: number } = {}) {
+  const pageMaxBytes = options.pageMaxBytes ?? DEFAULT_PAGE_MAX_BYTES;
   /** Whether the page's items come rendered as JSON (PostgreSQL) or as rows (the embedded store): `pageStatement`. */
   const rendered = onPostgres(knex);
   /** The page, with the account's event version read by the same statement (no row reads as 0). */
-  async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: { items: EventItem[]; total: number }; version: string }> {
-    const sql = pageStatement(accountId, q, limit, offset, rendered);
-    const rows = await statement<{ version: string | null; total: string | number; items?: string; id?: string | null }>(knex, sql.text, sql.values, { apiTimestamps: !rendered });
+  async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: EventPage; version: string }> {
+    const sql = pageStatement(accountId, q, limit, offset, pageMaxBytes, rendered);
+    type Head = { version: string | null; total: string | number; fetched: number; kept: number; bytes: string | number; items?: string; id?: string | null };
+    const rows = await statement<Head>(knex, sql.text, sql.values, { apiTimestamps: !rendered });
     const first = rows[0]!;
     const items: EventItem[] = [];
     if (rendered) for (const item of JSON.parse(first.items!) as Record<string, unknown>[]) items.push(itemOf.fromJson(item));
     else for (const row of rows) if (row.id !== null) items.push(itemOf.map(row));
-    return { value: { items, total: Number(first.total) }, version: first.version ?? '0' };
+    const value = { items, total: Number(first.total), truncated: Number(first.kept) < Number(first.fetched), bytes: Number(first.bytes) };
+    return { value, version: first.version ?? '0' };
   }
   const page = async (accountId: string, q: EventQuery, limit: number, offset: number) => (await versionedPage(accountId, q, limit, offset)).value;
 
@@ -206,9 +243,9 @@ export function createEventsRepo(knex: Knex) {
       return row ? itemOf.map(row) : undefined;
     },
     /** events.insert: answers undefined when the (account, external id) pair exists already */
-    async insert(row: Omit<EventRow, 'created_at'> & { created_at?: Date }, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
+    async insert(row: Omit<EventRow, 'created_at'> & { created_at?: Date }, db: Knex | Knex.Transaction = knex, rawJson?: string): Promise<EventRow | undefined> {
       const [inserted] = await db('events')
-        .insert({ ...row, raw: JSON.stringify(row.raw) })
+        .insert({ ...row, raw: rawJson ?? JSON.stringify(row.raw) })
         .onConflict(['account_id', 'external_id'])
         .ignore()
         .returning('*');

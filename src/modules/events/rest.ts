@@ -8,7 +8,7 @@ import type { EventsService } from './service';
 
 export function createEventsRest(service: EventsService) {
   return bindRest({
-    events: ({ query, paging }, context) => service.list(context.auth, query, paging),
+    events: ({ query, paging }, context) => service.list(context.auth, query, paging, context.untilAnswered),
     event: ({ params }, context) => service.get(context.auth, params.id),
     async emitEvent({ body }, context) {
       const result = await service.emit(context.auth, body);

@@ -12,6 +12,7 @@ import type { AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import type { Logger } from '../../infra/logger';
+import type { ReadBudget } from '../../infra/read-budget';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { eventMessages } from './errors';
 import { itemOfRow, RETENTION_WINDOWS_SQL, type EventItem, type EventQuery, type EventRow, type EventsRepo } from './repo';
@@ -20,6 +21,8 @@ import { itemOfRow, RETENTION_WINDOWS_SQL, type EventItem, type EventQuery, type
 export type StreamEvent = EventItem;
 
 export interface EventFilter {
+  /** Position (0-based) of the first event, instead of the request's page. */
+  offset?: number | string | null;
   /** Exact types: a list (GraphQL) or a comma-separated string (REST). */
   types?: readonly string[] | string | null;
   platform?: string | null;
@@ -81,6 +84,37 @@ function checkRaw(raw: unknown): Record<string, unknown> {
   return raw;
 }
 
+/** `raw` as the JSON text that is stored, refused past `max` bytes. */
+function rawText(raw: Record<string, unknown>, max: number): string {
+  const text = JSON.stringify(raw);
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: most texts need no count.
+  if (text.length * 3 > max && Buffer.byteLength(text) > max) throw AppError.validation(eventMessages.rawTooLarge(max), { fields: [{ field: 'raw', message: eventMessages.rawTooLarge(max) }] });
+  return text;
+}
+
+/** The largest `offset` of a page (spec/openapi/modules/events.yaml). */
+const MAX_OFFSET = 10_000_000;
+
+function offsetOf(value: number | string | null | undefined): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_OFFSET) throw AppError.validation(eventMessages.invalidOffset, { fields: [{ field: 'offset', message: eventMessages.invalidOffset }] });
+  return n;
+}
+
+/** A page of events: the byte budget may cut it short (`truncated`), and then names where the next starts. */
+export type EventsPage = Page<StreamEvent> & { truncated: boolean; nextOffset: number | null };
+
+/** The byte budgets of the events surface (config `events`; src/config/config.ts). */
+export interface EventBudgets {
+  maxRawBytes: number;
+  pageMaxBytes: number;
+  /** The node's budget of page bytes in flight; absent: unbounded (unit tests of the service alone). */
+  reads?: ReadBudget;
+}
+
+export const DEFAULT_EVENT_BUDGETS: EventBudgets = { maxRawBytes: 64 * 1024, pageMaxBytes: 1024 * 1024 };
+
 function time(field: 'from' | 'to', value: string | null | undefined): Date | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   const parsed = RFC3339_RE.test(value) ? new Date(value) : new Date(NaN);
@@ -94,8 +128,9 @@ const list = (value: readonly string[] | string | null | undefined): string[] | 
   return items.length ? items : undefined;
 };
 
-export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Logger }) {
+export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Logger; budgets?: EventBudgets }) {
   const { repo, bus, log } = deps;
+  const budgets = deps.budgets ?? DEFAULT_EVENT_BUDGETS;
   const retentionSweeps: (() => Promise<number>)[] = [];
 
   /** The gate guarantees an account-scope permission, hence an active account; a system key has none. */
@@ -136,8 +171,14 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
     },
     /** Closes aged-out community gift bundles now (the module's timer calls it; set by the module). */
     sweepGifts: (): Promise<number> => Promise.resolve(0),
-    /** A page of the history, newest first; its events are kept values (frozen, repo.ts) shared with other requests. */
-    async list(auth: AuthContext, filter: EventFilter, request: PageRequest): Promise<Page<StreamEvent>> {
+    /**
+     * A page of the history, newest first; its events are kept values (frozen, repo.ts) shared with
+     * other requests. The page holds part of the node's read budget until `untilAnswered` releases
+     * it (the answer written out); without it, on return.
+     */
+    async list(auth: AuthContext, filter: EventFilter, asked: PageRequest, untilAnswered?: (release: () => void) => void): Promise<EventsPage> {
+      const offset = offsetOf(filter.offset);
+      const request: PageRequest = offset === undefined ? asked : { page: Math.floor(offset / asked.limit) + 1, limit: asked.limit, offset };
       const types = list(filter.types);
       if (types && types.length > 50) throw AppError.validation(eventMessages.tooManyTypes);
       const query: EventQuery = {
@@ -148,8 +189,24 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
         from: time('from', filter.from),
         to: time('to', filter.to),
       };
-      const found = await repo.page(accountOf(auth), query, request.limit, request.offset);
-      return pageOf(found.items, found.total, request);
+      const accountId = accountOf(auth);
+      // Held before the read: what a page may cost is known, what it costs once it is read.
+      const hold = budgets.reads ? await budgets.reads.acquire(accountId, budgets.pageMaxBytes) : null;
+      let found;
+      try {
+        found = await repo.page(accountId, query, request.limit, request.offset);
+      } catch (error) {
+        hold?.release();
+        throw error;
+      }
+      if (hold) {
+        hold.resize(found.bytes);
+        if (untilAnswered) untilAnswered(() => hold.release());
+        else hold.release();
+      }
+      const end = request.offset + found.items.length;
+      const nextOffset = (found.truncated || offset !== undefined) && end < found.total ? end : null;
+      return { ...pageOf(found.items, found.total, request), truncated: found.truncated, nextOffset };
     },
     async get(auth: AuthContext, id: string): Promise<StreamEvent> {
       const row = UUID_RE.test(id) ? await repo.byId(accountOf(auth), id) : undefined;
@@ -170,6 +227,7 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
       const type = checkType(input.type);
       const platform = checkPlatform(input.platform);
       const raw = checkRaw(input.raw);
+      const text = rawText(raw, budgets.maxRawBytes);
       const externalId = input.externalId ?? null;
       if (externalId !== null && (typeof externalId !== 'string' || externalId.length < 1 || externalId.length > 255)) {
         throw AppError.validation(eventMessages.invalidExternalId, { fields: [{ field: 'external_id', message: eventMessages.invalidExternalId }] });
@@ -177,7 +235,7 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
       const hidden = service.hooks.hidden?.({ type, platform, raw }) ?? false;
       // One statement, committed on its own together with the version bump its trigger makes: an
       // explicit transaction around it would only add two round trips before the broadcast.
-      const inserted = await repo.insert({ id: randomUUID(), account_id: accountId, type, platform, external_id: externalId, raw, hidden });
+      const inserted = await repo.insert({ id: randomUUID(), account_id: accountId, type, platform, external_id: externalId, raw, hidden }, undefined, text);
       if (!inserted) {
         const stored = await repo.byExternalId(accountId, externalId!);
         if (!stored) throw new Error('event insert conflicted but no stored row was found');
@@ -201,6 +259,7 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
         raw: checkRaw(input.raw ?? {}),
         createdAt: new Date().toISOString(),
       };
+      rawText(event.raw, budgets.maxRawBytes);
       await publish(event);
       return event;
     },
@@ -222,6 +281,7 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
         raw: { username: input.username, ...raw },
         createdAt: new Date().toISOString(),
       };
+      rawText(event.raw, budgets.maxRawBytes);
       await publish(event);
       return event;
     },

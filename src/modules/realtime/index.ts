@@ -29,10 +29,11 @@ export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
     build: ({ config, log, bus, limiter, revocations, channelAccounts, channelBootstraps, channelOwners, use }) => {
       const auth = use('auth');
       const accounts = use('accounts');
+      const hub = createHub({ bus, log, channelLog: channelLogOf(bus), storedReplay: use('events').storedReplay });
       const server = createRealtimeServer({
         credentials: auth.credentials,
         channels: createChannelGate({ gates: auth.gates, accountResolvers: channelAccounts, ownerChecks: channelOwners }),
-        hub: createHub({ bus, log, channelLog: channelLogOf(bus), storedReplay: use('events').storedReplay }),
+        hub,
         log,
         version: config.version,
         limiter,
@@ -48,7 +49,13 @@ export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
           return { session_id: sessionId, user_id: ctx.userId, account_id: ctx.accountId, display_name: names[0]?.display_name ?? null, avatar_url: null };
         },
       });
-      return { api: { server, stats: () => server.stats() }, close: () => server.close() };
+      return {
+        api: { server, stats: () => server.stats() },
+        close: () => {
+          hub.close();
+          return server.close();
+        },
+      };
     },
   });
 }

@@ -7,7 +7,7 @@
 import { typeDefs } from '../../../generated/graphql-schema';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { withTimeout } from '../../infra/db/database';
+import { fairTimeout, loopDelay, watchLoopDelay, type LoopDelay } from '../../infra/loop-delay';
 import type { Logger } from '../../infra/logger';
 
 type Schemas = components['schemas'];
@@ -55,7 +55,18 @@ export interface SystemServiceDeps {
    */
   log?: Logger;
   logged?: readonly Dependency[];
+  /** The event loop's p99 delay past which readiness answers `unavailable` (default LOOP_DELAY_BOUND_MS). */
+  loopDelayBoundMs?: number;
+  /** The loop delay figures (default: this process's, loop-delay.ts). */
+  loopDelay?: () => LoopDelay;
 }
+
+/**
+ * The event loop's p99 delay (over the last 5 s) past which this node is not ready: it is too
+ * busy to answer in time whatever its stores say, and a load balancer should send requests
+ * elsewhere until it catches up. A reason of its own, named as such in the readiness answer.
+ */
+export const LOOP_DELAY_BOUND_MS = 1000;
 
 export function overallStatus(statuses: DependencyStatus[]): OverallStatus {
   const up = statuses.filter((s) => s === 'healthy').length;
@@ -81,6 +92,9 @@ export function createSystemService(deps: SystemServiceDeps) {
   /** Each logged store's last known state and since when (an outage's start and end are logged once each). */
   const known = new Map<Dependency, { status: DependencyStatus; since: number }>();
   let readinessRound: Promise<Readiness['services']> | null = null;
+  const loopBoundMs = deps.loopDelayBoundMs ?? LOOP_DELAY_BOUND_MS;
+  const loop = deps.loopDelay ?? loopDelay;
+  if (!deps.loopDelay) watchLoopDelay();
 
   function note(name: Dependency, result: DependencyHealth): DependencyHealth {
     if (!logged.has(name)) return result;
@@ -111,7 +125,9 @@ export function createSystemService(deps: SystemServiceDeps) {
         hanging.delete(name);
       });
     try {
-      const latency = await withTimeout(running, limitMs, `${name} probe`);
+      // A store is down when its call fails or stays unanswered while the loop was free to read it,
+      // not when a busy loop fired the timer late (loop-delay.ts).
+      const latency = await fairTimeout(running, limitMs, `${name} probe`);
       return { status: 'healthy', latencyMs: Math.max(0, Math.round(latency)) };
     } catch {
       if (!settled) hanging.set(name, started);
@@ -185,7 +201,10 @@ export function createSystemService(deps: SystemServiceDeps) {
         readinessRound = null;
       });
       const services = await readinessRound;
-      return { status: services.relational.status === 'healthy' && services.timeseries.status === 'healthy' ? 'ready' : 'unavailable', services };
+      const delay = loop();
+      const eventLoop = { status: delay.p99Ms > loopBoundMs ? ('unhealthy' as const) : ('healthy' as const), delayMs: Math.round(delay.p99Ms) };
+      const ready = services.relational.status === 'healthy' && services.timeseries.status === 'healthy' && eventLoop.status === 'healthy';
+      return { status: ready ? 'ready' : 'unavailable', services, eventLoop };
     },
     /** The last probe result with live uptime and WebSocket gauges; waits only for the very first round. */
     async health(): Promise<Health> {

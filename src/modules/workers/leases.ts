@@ -88,7 +88,9 @@ export function createLeases(deps: { knex: Knex; log: Logger; nodeId: string; tt
   async function release(state: KindState, units: string[], why: string): Promise<void> {
     if (units.length === 0) return;
     for (const unit of units) await stopUnit(state, unit, why);
-    await knex.raw('delete from worker_leases where node_id = ? and key = any(?::text[])', [nodeId, units.map((u) => leaseKey(state.work.kind, u))]);
+    // Expired, not deleted: the row keeps its fence, so the next holder's is higher (a deleted row
+    // started again at 1, and a late write of this holder could not be told from the next one's).
+    await knex.raw(`update worker_leases set expires_at = now() - interval '1 millisecond' where node_id = ? and key = any(?::text[])`, [nodeId, units.map((u) => leaseKey(state.work.kind, u))]);
   }
 
   /** Stops every unit of the kind when its last renewal runs out by this node's clock. */
@@ -212,7 +214,7 @@ export function createLeases(deps: { knex: Knex; log: Logger; nodeId: string; tt
     async snapshot() {
       type Rows = { rows: Record<string, unknown>[] };
       const nodes = (await knex.raw(`select ${nodeOf.select} from worker_nodes where seen_at > now() - (? * interval '1 millisecond') order by node_id`, [ttlMs])) as Rows;
-      const leases = (await knex.raw(`select ${leaseOf.select} from worker_leases order by kind, key`)) as Rows;
+      const leases = (await knex.raw(`select ${leaseOf.select} from worker_leases where expires_at > now() order by kind, key`)) as Rows;
       return {
         nodes: nodes.rows.map((r) => nodeOf.map(r)),
         leases: leases.rows.map((r) => {
