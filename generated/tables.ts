@@ -541,6 +541,16 @@ export const tables = {
     updated_at: 'timestamp',
     // search: tsvector (nullable), no ColumnType converts it
   },
+  idempotency_keys: {
+    scope: 'text',
+    key: 'text',
+    request_hash: 'text',
+    state: 'text',
+    status: { type: 'integer', nullable: true },
+    content_type: { type: 'text', nullable: true },
+    body: { type: 'text', nullable: true },
+    created_at: 'timestamp',
+  },
   login_assignments: {
     id: 'uuid',
     account_id: 'uuid',

@@ -24,6 +24,7 @@ import { eventMigrations } from '../../src/modules/events/migrations';
 import { extensionMigrations } from '../../src/modules/extensions/migrations';
 import { featureMigrations } from '../../src/modules/features/migrations';
 import { ideasMigrations } from '../../src/modules/ideas/migrations';
+import { idempotencyMigrations } from '../../src/modules/idempotency/migrations';
 import { mailMigrations } from '../../src/modules/mail/migrations';
 import { notificationMigrations } from '../../src/modules/notifications/migrations';
 import { overlayMigrations } from '../../src/modules/overlays/migrations';
@@ -59,6 +60,7 @@ export const relationalMigrationList: readonly Migration[] = [
   ...extensionMigrations,
   ...payoutMigrations,
   ...webhookMigrations,
+  ...idempotencyMigrations,
   ...ideasMigrations,
   ...statsMigrations,
   ...credentialMigrations,

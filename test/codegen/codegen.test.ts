@@ -282,6 +282,7 @@ describe('npm run codegen:check', () => {
           '    post:',
           '      operationId: internalFeed',
           '      x-auth: system-key',
+          '      x-gate-reason: "an internal feed any system key may post to"',
           '      x-internal: true',
           '      x-envelope: { kind: bare }',
           '      responses:',

@@ -1,5 +1,5 @@
 /**
- * Issue 25, item 10: memory is bounded. 100 events of ~200 KB `raw` each, then the pages
+ * Memory is bounded. 100 events of ~200 KB `raw` each, then the pages
  * `limit=100, 99, 98, …` (each a distinct kept page of ~19 MB, with its rendered bytes): the
  * results kept for later requests stay under the configured byte budget (`memory.kept_bytes`,
  * read from the caches' own count, src/infra/kept.ts), and the process keeps serving. Then the
@@ -23,6 +23,8 @@ const PAGES = 20;
 const RSS_BOUND = 900 * 1024 * 1024;
 
 const raw = (i: number) => ({ user_id: `u${i}`, note: 'x'.repeat(200_000), i });
+/** Events this large are past the default bound on `raw`; these cases raise it to press on memory. */
+const LARGE_RAW_BOUND = 262_144;
 
 async function emitAll(base: { url: string }, token: string): Promise<void> {
   for (let i = 0; i < EVENTS; i++) {
@@ -40,7 +42,7 @@ async function page(base: string, token: string, limit: number): Promise<number>
 
 describe('kept results are bounded by bytes', () => {
   const budget = 48 * 1024 * 1024;
-  const t = useTestApp({ memory: { kept_bytes: budget } });
+  const t = useTestApp({ memory: { kept_bytes: budget }, events: { max_raw_bytes: LARGE_RAW_BOUND } });
 
   test('100 large events, then limit=100, 99, 98, …: kept bytes stay under the budget and the process serves', async () => {
     expect(keptBudget()).toBe(budget);
@@ -77,7 +79,7 @@ describe('the process under its heap limit', () => {
   test(`src/main.ts with --max-old-space-size=256 serves the whole sequence with RSS under ${RSS_BOUND / 1024 / 1024} MB`, async () => {
     const database = services.postgres ? await createTestDatabase() : null;
     const configFile = path.join(dir, 'svc.json');
-    writeFileSync(configFile, JSON.stringify({ host: '127.0.0.1', metrics: { port: 0 }, log: { level: 'warn' }, redis_prefix: `kept:${randomBytes(4).toString('hex')}:` }));
+    writeFileSync(configFile, JSON.stringify({ host: '127.0.0.1', metrics: { port: 0 }, log: { level: 'warn' }, events: { max_raw_bytes: LARGE_RAW_BOUND }, redis_prefix: `kept:${randomBytes(4).toString('hex')}:` }));
     const env: Record<string, string> = { PORT: '0', SVC_CONFIG: configFile, SVC_DATA_DIR: path.join(dir, 'data') };
     if (database) env.DATABASE_URL = database.url;
     if (services.redis) env.REDIS_URL = process.env.REDIS_URL!;
