@@ -495,6 +495,11 @@ export const openapiDocument = {
                 "required": [
                   "role"
                 ],
+                "description": "Exactly one of `user_id` and `email` (else 400 VALIDATION_ERROR `Exactly one of user_id or email is required`).",
+                "example": {
+                  "user_id": "00000000-0000-4000-8000-000000000001",
+                  "role": "moderator"
+                },
                 "properties": {
                   "user_id": {
                     "type": "string",

@@ -28,6 +28,7 @@ const DATA_DEPENDENT: readonly RegExp[] = [
   /^No channel connection for /, // chat send before the account connected that platform
   /^redirect_uri is not allowed$/, // a sign-in or connect redirect outside auth.redirect_allow_list
   /^Sign-in expired or not started here$/, // a provider callback without this browser's flow cookie
+  /^Exactly one of user_id or email is required$/, // an invite names its invitee one way: a case that adds the other is refused
 ];
 
 /** Operations that call a third-party platform, which this test does not fake: their 500 is the documented upstream failure. */

@@ -105,7 +105,10 @@ describe('SDK transport', () => {
     const controller = new AbortController();
     const started = Date.now();
     const call = sdk.rest.GET('/events', { signal: controller.signal });
-    setTimeout(() => controller.abort(), 200);
+    // Abort once the 503 has been answered, so the call is in its 60 s wait.
+    for (let i = 0; i < 500 && seen.length === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    await new Promise((done) => setTimeout(done, 50));
+    controller.abort();
     await expect(call).rejects.toBeDefined();
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(seen).toHaveLength(1);
