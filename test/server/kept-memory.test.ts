@@ -23,8 +23,11 @@ const PAGES = 20;
 const RSS_BOUND = 900 * 1024 * 1024;
 
 const raw = (i: number) => ({ user_id: `u${i}`, note: 'x'.repeat(200_000), i });
-/** Events this large are past the default bound on `raw`; these cases raise it to press on memory. */
-const LARGE_RAW_BOUND = 262_144;
+/**
+ * Events this large, and pages of a hundred of them, are past the default bounds on `raw` and on a
+ * page's bytes; these cases raise both (and the node's read budget) to press on the kept results.
+ */
+const LARGE_EVENTS = { max_raw_bytes: 262_144, page_max_bytes: 64 * 1024 * 1024, read_budget_bytes: 256 * 1024 * 1024 };
 
 async function emitAll(base: { url: string }, token: string): Promise<void> {
   for (let i = 0; i < EVENTS; i++) {
@@ -42,7 +45,7 @@ async function page(base: string, token: string, limit: number): Promise<number>
 
 describe('kept results are bounded by bytes', () => {
   const budget = 48 * 1024 * 1024;
-  const t = useTestApp({ memory: { kept_bytes: budget }, events: { max_raw_bytes: LARGE_RAW_BOUND } });
+  const t = useTestApp({ memory: { kept_bytes: budget }, events: LARGE_EVENTS });
 
   test('100 large events, then limit=100, 99, 98, …: kept bytes stay under the budget and the process serves', async () => {
     expect(keptBudget()).toBe(budget);
@@ -79,7 +82,7 @@ describe('the process under its heap limit', () => {
   test(`src/main.ts with --max-old-space-size=256 serves the whole sequence with RSS under ${RSS_BOUND / 1024 / 1024} MB`, async () => {
     const database = services.postgres ? await createTestDatabase() : null;
     const configFile = path.join(dir, 'svc.json');
-    writeFileSync(configFile, JSON.stringify({ host: '127.0.0.1', metrics: { port: 0 }, log: { level: 'warn' }, events: { max_raw_bytes: LARGE_RAW_BOUND }, redis_prefix: `kept:${randomBytes(4).toString('hex')}:` }));
+    writeFileSync(configFile, JSON.stringify({ host: '127.0.0.1', metrics: { port: 0 }, log: { level: 'warn' }, events: LARGE_EVENTS, redis_prefix: `kept:${randomBytes(4).toString('hex')}:` }));
     const env: Record<string, string> = { PORT: '0', SVC_CONFIG: configFile, SVC_DATA_DIR: path.join(dir, 'data') };
     if (database) env.DATABASE_URL = database.url;
     if (services.redis) env.REDIS_URL = process.env.REDIS_URL!;
