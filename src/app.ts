@@ -14,7 +14,7 @@ import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
 import { createCredentialStore, KEY_CACHE_PREFIX, type CredentialStore } from './auth/store';
 import type { CredentialResolver } from './auth/credentials';
-import type { Config } from './config/config';
+import { ConfigError, loadConfig, type Config } from './config/config';
 import type { RequestContext } from './http/context';
 import { createHttpApp, type HttpHandler } from './http/app';
 import { createGraphQLHandler } from './http/graphql/endpoint';
@@ -66,6 +66,30 @@ import { createRealtimeModule } from './modules/realtime';
 import type { RealtimeOptions, RealtimeServer } from './realtime/server';
 
 export const SERVICE_NAME = 'creator-backend';
+
+/** Where the embedded store `name` lives under `data_dir` (a `memory://` data dir holds every store itself). */
+export function embeddedDataDir(config: Readonly<Config>, name: string): string {
+  return config.data_dir.startsWith('memory://') ? config.data_dir : path.join(config.data_dir, name);
+}
+
+/**
+ * The configuration and logger of an operator command (`npm run migrate`, `npm run secrets:reseal`):
+ * null after printing why when the configuration is refused. Commands log at info at least.
+ */
+export function commandContext(command: string): { config: Readonly<Config>; log: Logger } | null {
+  let config: Readonly<Config>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return null;
+    }
+    throw error;
+  }
+  const level = config.log.level === 'silent' ? 'info' : config.log.level;
+  return { config, log: createLogger({ level, service: SERVICE_NAME, env: config.env, version: config.version }).child({ command }) };
+}
 
 /** Every module, in dependency order: a module may `use` only the ones above it. */
 function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
@@ -158,7 +182,7 @@ export function storeMigrationSets(config: Readonly<Config>): { relational: read
 }
 
 async function openStores(config: Readonly<Config>, log: Logger): Promise<{ db: Database; timeseries: Database }> {
-  const embeddedDir = (name: string) => (config.data_dir.startsWith('memory://') ? config.data_dir : path.join(config.data_dir, name));
+  const embeddedDir = (name: string) => embeddedDataDir(config, name);
   const separate = Boolean(config.timeseries_url);
   const sets = storeMigrationSets(config);
   const common = { migrate: config.db.migrate_on_start ? ('apply' as const) : ('check' as const), poolMax: config.db.pool_max, log };

@@ -5,28 +5,17 @@
  * (exit 2 when something is pending); `--rollback` undoes the last batch of each store. Reads the
  * same configuration as the service (SVC_CONFIG, environment).
  */
-import path from 'node:path';
-import { SERVICE_NAME, storeMigrationSets } from './app';
-import { ConfigError, loadConfig } from './config/config';
+import { commandContext, embeddedDataDir, storeMigrationSets } from './app';
 import { openDatabase } from './infra/db/database';
 import { migrate, migrationStatus, rollbackLast } from './infra/db/migrate';
-import { createLogger } from './infra/logger';
 
 async function main(argv: string[]): Promise<number> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-  const log = createLogger({ level: config.log.level === 'silent' ? 'info' : config.log.level, service: SERVICE_NAME, env: config.env, version: config.version }).child({ command: 'migrate' });
+  const context = commandContext('migrate');
+  if (!context) return 1;
+  const { config, log } = context;
   const sets = storeMigrationSets(config);
   const stores = [
-    { name: 'relational', url: config.database_url, dataDir: config.data_dir.startsWith('memory://') ? config.data_dir : path.join(config.data_dir, 'pglite'), sets: sets.relational },
+    { name: 'relational', url: config.database_url, dataDir: embeddedDataDir(config, 'pglite'), sets: sets.relational },
     ...(config.timeseries_url ? [{ name: 'timeseries', url: config.timeseries_url, dataDir: '', sets: sets.timeseries }] : []),
   ];
   let code = 0;

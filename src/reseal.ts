@@ -5,29 +5,19 @@
  * value is now under the sealing key, 2 when some could not be opened (named by key id, left as
  * they are). `--check` only reports what each key holds and what this configuration cannot open.
  */
-import { SERVICE_NAME } from './app';
+import { commandContext, embeddedDataDir } from './app';
 import { checkSealedValues, resealAll } from './auth/sealed';
 import { loadSecretBox } from './auth/secrets';
-import { ConfigError, loadConfig } from './config/config';
 import { openDatabase } from './infra/db/database';
-import { createLogger } from './infra/logger';
 
 async function main(argv: string[]): Promise<number> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-  const log = createLogger({ level: config.log.level === 'silent' ? 'info' : config.log.level, service: SERVICE_NAME, env: config.env, version: config.version }).child({ command: 'secrets:reseal' });
+  const context = commandContext('secrets:reseal');
+  if (!context) return 1;
+  const { config, log } = context;
   const box = await loadSecretBox(config);
   const db = await openDatabase({
     url: config.database_url,
-    dataDir: config.data_dir.startsWith('memory://') ? config.data_dir : `${config.data_dir}/pglite`,
+    dataDir: embeddedDataDir(config, 'pglite'),
     migrationSets: [],
     migrate: 'none',
     poolMax: 2,
