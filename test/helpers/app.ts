@@ -32,6 +32,13 @@ export function createTestDatabase(): Promise<ScratchDatabase> {
   return createScratchDatabase(process.env.DATABASE_URL!, 't', sharedStoreMigrations);
 }
 
+/**
+ * The sealing key of every node a test file starts: nodes that share a database (a second node on
+ * `t.app.config.database_url`) open each other's sealed values, as nodes configured alike do. A
+ * test that is about keys passes `secrets` itself.
+ */
+const TEST_SEALING_KEY = { id: 'test', key: randomBytes(32).toString('base64') };
+
 export async function startTestApp(overrides: Record<string, unknown> = {}, options: AppOptions = {}): Promise<TestApp> {
   const database = services.postgres ? await createTestDatabase() : null;
   const storage: Record<string, unknown> = {
@@ -48,6 +55,7 @@ export async function startTestApp(overrides: Record<string, unknown> = {}, opti
       host: '127.0.0.1',
       metrics: { host: '127.0.0.1', port: 0 },
       http: { shutdown_grace_ms: 1000 },
+      secrets: { encryption_keys: [TEST_SEALING_KEY] },
       ...storage,
       ...overrides,
     },
