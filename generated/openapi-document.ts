@@ -9,7 +9,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400, 415).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- `links` on a create operation's success response: the get, update and delete operations\n  of what it created (`operationId`, parameters from `$response.body#/data/id` or, for a\n  nested resource, `$request.path.id`), so stateful tools can chain create → read →\n  update → delete. Codegen checks that each names an operation and fills its path.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nOutages are not faults: a store the request needs that cannot be reached (the database\nrefusing or dropping connections, shutting down, or no pooled connection within the wait;\nRedis known down where it is required) answers 503 SERVICE_UNAVAILABLE `The service is\ntemporarily unavailable` with `Retry-After` (seconds), on GraphQL the same code and message;\nany operation can answer it (codegen adds the `ServiceUnavailable` response to every operation\nthat declares no 503 of its own). A chat platform that is not configured or does not answer\ngives 503 PLATFORM_UNAVAILABLE `The platform is unavailable` where an operation must have its\nanswer (a profile refresh); chat send and moderation keep answering 200 with their\n`error_code`. Load balancers probe `GET /v1/health/ready`.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`,\n  `extension` (an installed extension's own `lm_ext_` token only; any other credential gets\n  403 FORBIDDEN `This operation requires an extension token`). An extension token also\n  passes account-scope permission gates for the permissions its install granted.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400, 415).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- `links` on a create operation's success response: the get, update and delete operations\n  of what it created (`operationId`, parameters from `$response.body#/data/id` or, for a\n  nested resource, `$request.path.id`), so stateful tools can chain create → read →\n  update → delete. Codegen checks that each names an operation and fills its path.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nOutages are not faults: a store the request needs that cannot be reached (the database\nrefusing or dropping connections, shutting down, or no pooled connection within the wait;\nRedis known down where it is required) answers 503 SERVICE_UNAVAILABLE `The service is\ntemporarily unavailable` with `Retry-After` (seconds), on GraphQL the same code and message;\nany operation can answer it (codegen adds the `ServiceUnavailable` response to every operation\nthat declares no 503 of its own). A chat platform that is not configured or does not answer\ngives 503 PLATFORM_UNAVAILABLE `The platform is unavailable` where an operation must have its\nanswer (a profile refresh); chat send and moderation keep answering 200 with their\n`error_code`. Load balancers probe `GET /v1/health/ready`.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
   },
   "servers": [
     {
@@ -16156,6 +16156,253 @@ export const openapiDocument = {
         }
       }
     },
+    "/extension-installs/{id}/secrets": {
+      "get": {
+        "operationId": "extensionInstallSecrets",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The names of an install's secrets (never their values), by name.",
+        "description": "The account-scoped secret store of one install: what the account's owner or an\nadministrator (or a popout holding `extension-store:configure`) stored for the\nextension to read with its own token (`GET /v1/extension/secrets/{name}`). Values are\nsealed at rest and write-only here: a read shows names and timestamps. A developer key\nis refused (it holds no account permission). 404 `Extension install not found`.\n",
+        "x-permission": "extension-store:configure",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The secrets, without values.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ExtensionSecret"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/extension-installs/{id}/secrets/{name}": {
+      "put": {
+        "operationId": "setExtensionInstallSecret",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Create or replace one secret of an install (write-only; the answer has no value).",
+        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`.\n",
+        "x-permission": "extension-store:configure",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/ExtensionSecretName"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "value"
+                ],
+                "properties": {
+                  "value": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 8192,
+                    "description": "The secret (an upstream API key, a webhook secret); never shown again."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The secret, without its value.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionSecret"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteExtensionInstallSecret",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Delete one secret of an install.",
+        "description": "404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).",
+        "x-permission": "extension-store:configure",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/ExtensionSecretName"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/extension-installs/{id}/storage": {
       "get": {
         "operationId": "extensionInstallStorage",
@@ -16163,8 +16410,9 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "The install's isolated key-value storage, by key.",
-        "description": "Every entry of one install's storage, ordered by key (`extension-store:read`); 404 `Extension install not found`.",
+        "description": "Every entry of one install's storage, ordered by key (`extension-store:read`); 404\n`Extension install not found`. The install's own `lm_ext_` token reads it without the\npermission (`x-resource-grant: extension-install:own`: its isolated install storage).\n",
         "x-permission": "extension-store:read",
+        "x-resource-grant": "extension-install:own",
         "x-feature": "feature:extensions",
         "parameters": [
           {
@@ -16240,8 +16488,9 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Set one storage entry (any JSON value, at most 64 KiB serialised); published on `ext-storage:{install_id}`.",
-        "description": "Creates or replaces the entry and publishes `storage:update` `{ install_id, key, value,\ndeleted: false }` on `ext-storage:{install_id}` (`extension-store:configure`). 400\n`Storage value is too large` past 64 KiB; 404 `Extension install not found`.\n",
+        "description": "Creates or replaces the entry and publishes `storage:update` `{ install_id, key, value,\ndeleted: false }` on `ext-storage:{install_id}` (`extension-store:configure`, or the\ninstall's own `lm_ext_` token). 400 `Storage value is too large` past 64 KiB; 404\n`Extension install not found`.\n",
         "x-permission": "extension-store:configure",
+        "x-resource-grant": "extension-install:own",
         "x-feature": "feature:extensions",
         "parameters": [
           {
@@ -16348,8 +16597,9 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Delete one storage entry; published on `ext-storage:{install_id}` with `deleted` true.",
-        "description": "404 `Extension install not found` or `Storage entry not found` (`extension-store:configure`).",
+        "description": "404 `Extension install not found` or `Storage entry not found` (`extension-store:configure`, or the install's own `lm_ext_` token).",
         "x-permission": "extension-store:configure",
+        "x-resource-grant": "extension-install:own",
         "x-feature": "feature:extensions",
         "parameters": [
           {
@@ -16476,6 +16726,74 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/extension/secrets/{name}": {
+      "get": {
+        "operationId": "extensionSecret",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "One secret of the calling extension's install, with its value (the install's `lm_ext_` token only).",
+        "description": "The extension reads what the account stored for its install. Only the install's own\nextension token reaches this (`x-auth: extension`); every other credential, a user\nsession and a developer key included, gets 403 FORBIDDEN `This operation requires an\nextension token`. 404 `Extension secret not found`.\n",
+        "x-auth": "extension",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/ExtensionSecretName"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The secret with its value.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionSecretValue"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -25065,6 +25383,18 @@ export const openapiDocument = {
         },
         "allowReserved": true
       },
+      "ExtensionSecretName": {
+        "name": "name",
+        "in": "path",
+        "required": true,
+        "description": "Letters, digits, `_`, `.` and `-`, at most 100 characters.",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 100,
+          "pattern": "^[A-Za-z0-9_.-]+$"
+        }
+      },
       "IdempotencyKey": {
         "x-every-change": true,
         "name": "Idempotency-Key",
@@ -30208,6 +30538,51 @@ export const openapiDocument = {
             "type": "integer"
           },
           "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionSecret": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A secret of an install as the account sees it (the value is never shown).",
+        "required": [
+          "name",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionSecretValue": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A secret as its install's extension reads it.",
+        "required": [
+          "name",
+          "value",
+          "updated_at"
+        ],
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "value": {
+            "type": "string"
+          },
+          "updated_at": {
             "type": "string",
             "format": "date-time"
           }

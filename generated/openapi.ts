@@ -3606,6 +3606,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extension-installs/{id}/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The names of an install's secrets (never their values), by name.
+         * @description The account-scoped secret store of one install: what the account's owner or an
+         *     administrator (or a popout holding `extension-store:configure`) stored for the
+         *     extension to read with its own token (`GET /v1/extension/secrets/{name}`). Values are
+         *     sealed at rest and write-only here: a read shows names and timestamps. A developer key
+         *     is refused (it holds no account permission). 404 `Extension install not found`.
+         */
+        get: operations["extensionInstallSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension-installs/{id}/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or replace one secret of an install (write-only; the answer has no value).
+         * @description Seals `value` at rest and stores it under `name` for this install only (at most 100
+         *     secrets an install: 409 `Too many secrets for this install`). The answer, like every
+         *     read of the store, carries the name and timestamps, never the value. 404 `Extension
+         *     install not found`.
+         */
+        put: operations["setExtensionInstallSecret"];
+        post?: never;
+        /**
+         * Delete one secret of an install.
+         * @description 404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).
+         */
+        delete: operations["deleteExtensionInstallSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extension-installs/{id}/storage": {
         parameters: {
             query?: never;
@@ -3615,7 +3666,9 @@ export interface paths {
         };
         /**
          * The install's isolated key-value storage, by key.
-         * @description Every entry of one install's storage, ordered by key (`extension-store:read`); 404 `Extension install not found`.
+         * @description Every entry of one install's storage, ordered by key (`extension-store:read`); 404
+         *     `Extension install not found`. The install's own `lm_ext_` token reads it without the
+         *     permission (`x-resource-grant: extension-install:own`: its isolated install storage).
          */
         get: operations["extensionInstallStorage"];
         put?: never;
@@ -3637,14 +3690,15 @@ export interface paths {
         /**
          * Set one storage entry (any JSON value, at most 64 KiB serialised); published on `ext-storage:{install_id}`.
          * @description Creates or replaces the entry and publishes `storage:update` `{ install_id, key, value,
-         *     deleted: false }` on `ext-storage:{install_id}` (`extension-store:configure`). 400
-         *     `Storage value is too large` past 64 KiB; 404 `Extension install not found`.
+         *     deleted: false }` on `ext-storage:{install_id}` (`extension-store:configure`, or the
+         *     install's own `lm_ext_` token). 400 `Storage value is too large` past 64 KiB; 404
+         *     `Extension install not found`.
          */
         put: operations["setExtensionInstallStorage"];
         post?: never;
         /**
          * Delete one storage entry; published on `ext-storage:{install_id}` with `deleted` true.
-         * @description 404 `Extension install not found` or `Storage entry not found` (`extension-store:configure`).
+         * @description 404 `Extension install not found` or `Storage entry not found` (`extension-store:configure`, or the install's own `lm_ext_` token).
          */
         delete: operations["deleteExtensionInstallStorage"];
         options?: never;
@@ -3669,6 +3723,29 @@ export interface paths {
          *     `Extension install is disabled`.
          */
         post: operations["issueExtensionInstallToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One secret of the calling extension's install, with its value (the install's `lm_ext_` token only).
+         * @description The extension reads what the account stored for its install. Only the install's own
+         *     extension token reaches this (`x-auth: extension`); every other credential, a user
+         *     session and a developer key included, gets 403 FORBIDDEN `This operation requires an
+         *     extension token`. 404 `Extension secret not found`.
+         */
+        get: operations["extensionSecret"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6850,6 +6927,21 @@ export interface components {
             position: number;
             url: string | null;
         };
+        /** @description A secret of an install as the account sees it (the value is never shown). */
+        ExtensionSecret: {
+            /** Format: date-time */
+            created_at: string;
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A secret as its install's extension reads it. */
+        ExtensionSecretValue: {
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+            value: string;
+        };
         ExtensionStorageEntry: {
             key: string;
             /** Format: date-time */
@@ -8629,6 +8721,8 @@ export interface components {
         CredentialToken: string;
         /** @description Page size of the events list (Part 2, "Events page size"; default 25, at most 100). */
         EventsLimit: number;
+        /** @description Letters, digits, `_`, `.` and `-`, at most 100 characters. */
+        ExtensionSecretName: string;
         /**
          * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
          *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
@@ -17532,6 +17626,155 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    extensionInstallSecrets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secrets, without values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionSecret"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setExtensionInstallSecret: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+                /** @description Letters, digits, `_`, `.` and `-`, at most 100 characters. */
+                name: components["parameters"]["ExtensionSecretName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The secret (an upstream API key, a webhook secret); never shown again. */
+                    value: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The secret, without its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionSecret"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteExtensionInstallSecret: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+                /** @description Letters, digits, `_`, `.` and `-`, at most 100 characters. */
+                name: components["parameters"]["ExtensionSecretName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     extensionInstallStorage: {
         parameters: {
             query?: {
@@ -17714,6 +17957,47 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    extensionSecret: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                /** @description Letters, digits, `_`, `.` and `-`, at most 100 characters. */
+                name: components["parameters"]["ExtensionSecretName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret with its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionSecretValue"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

@@ -123,6 +123,7 @@ export type OperationId =
   | 'deleteDeveloperExtension'
   | 'deleteDeveloperTeam'
   | 'deleteDeveloperTeamRole'
+  | 'deleteExtensionInstallSecret'
   | 'deleteExtensionInstallStorage'
   | 'deleteIdea'
   | 'deleteIdeaCategory'
@@ -164,9 +165,11 @@ export type OperationId =
   | 'extensionAnalytics'
   | 'extensionInstallLogs'
   | 'extensionInstalls'
+  | 'extensionInstallSecrets'
   | 'extensionInstallStorage'
   | 'extensionPurchases'
   | 'extensionScreenshots'
+  | 'extensionSecret'
   | 'extensionTesters'
   | 'extensionVersions'
   | 'getHealth'
@@ -248,6 +251,7 @@ export type OperationId =
   | 'searchPlatformUsers'
   | 'sendChatToPlatform'
   | 'sessions'
+  | 'setExtensionInstallSecret'
   | 'setExtensionInstallStorage'
   | 'setIdeaStatus'
   | 'shopPlatformWebhook'
@@ -565,6 +569,8 @@ export interface RestHandlers<Context> {
   deleteDeveloperTeam(request: RestRequest<'deleteDeveloperTeam'>, context: Context): Promise<RestResponse<'deleteDeveloperTeam'>>;
   /** DELETE /v1/developer/teams/{id}/roles/{rid} */
   deleteDeveloperTeamRole(request: RestRequest<'deleteDeveloperTeamRole'>, context: Context): Promise<RestResponse<'deleteDeveloperTeamRole'>>;
+  /** DELETE /v1/extension-installs/{id}/secrets/{name} */
+  deleteExtensionInstallSecret(request: RestRequest<'deleteExtensionInstallSecret'>, context: Context): Promise<RestResponse<'deleteExtensionInstallSecret'>>;
   /** DELETE /v1/extension-installs/{id}/storage/{key} */
   deleteExtensionInstallStorage(request: RestRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<RestResponse<'deleteExtensionInstallStorage'>>;
   /** DELETE /v1/ideas/{id} */
@@ -647,12 +653,16 @@ export interface RestHandlers<Context> {
   extensionInstallLogs(request: RestRequest<'extensionInstallLogs'>, context: Context): Promise<RestResponse<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs */
   extensionInstalls(request: RestRequest<'extensionInstalls'>, context: Context): Promise<RestResponse<'extensionInstalls'>>;
+  /** GET /v1/extension-installs/{id}/secrets */
+  extensionInstallSecrets(request: RestRequest<'extensionInstallSecrets'>, context: Context): Promise<RestResponse<'extensionInstallSecrets'>>;
   /** GET /v1/extension-installs/{id}/storage */
   extensionInstallStorage(request: RestRequest<'extensionInstallStorage'>, context: Context): Promise<RestResponse<'extensionInstallStorage'>>;
   /** GET /v1/developer/extensions/{id}/purchases */
   extensionPurchases(request: RestRequest<'extensionPurchases'>, context: Context): Promise<RestResponse<'extensionPurchases'>>;
   /** GET /v1/developer/extensions/{id}/screenshots */
   extensionScreenshots(request: RestRequest<'extensionScreenshots'>, context: Context): Promise<RestResponse<'extensionScreenshots'>>;
+  /** GET /v1/extension/secrets/{name} */
+  extensionSecret(request: RestRequest<'extensionSecret'>, context: Context): Promise<RestResponse<'extensionSecret'>>;
   /** GET /v1/developer/extensions/{id}/testers */
   extensionTesters(request: RestRequest<'extensionTesters'>, context: Context): Promise<RestResponse<'extensionTesters'>>;
   /** GET /v1/developer/extensions/{id}/versions */
@@ -815,6 +825,8 @@ export interface RestHandlers<Context> {
   sendChatToPlatform(request: RestRequest<'sendChatToPlatform'>, context: Context): Promise<RestResponse<'sendChatToPlatform'>>;
   /** GET /v1/auth/sessions */
   sessions(request: RestRequest<'sessions'>, context: Context): Promise<RestResponse<'sessions'>>;
+  /** PUT /v1/extension-installs/{id}/secrets/{name} */
+  setExtensionInstallSecret(request: RestRequest<'setExtensionInstallSecret'>, context: Context): Promise<RestResponse<'setExtensionInstallSecret'>>;
   /** PUT /v1/extension-installs/{id}/storage/{key} */
   setExtensionInstallStorage(request: RestRequest<'setExtensionInstallStorage'>, context: Context): Promise<RestResponse<'setExtensionInstallStorage'>>;
   /** PATCH /v1/ideas/{id}/status */
@@ -1048,6 +1060,7 @@ export interface DomainResults {
   deleteDeveloperExtension: { 200: Camelize<Wire<'deleteDeveloperExtension', 200>> };
   deleteDeveloperTeam: { 200: Camelize<Wire<'deleteDeveloperTeam', 200>> };
   deleteDeveloperTeamRole: { 200: Camelize<Wire<'deleteDeveloperTeamRole', 200>> };
+  deleteExtensionInstallSecret: { 200: Camelize<Wire<'deleteExtensionInstallSecret', 200>> };
   deleteExtensionInstallStorage: { 200: Camelize<Wire<'deleteExtensionInstallStorage', 200>> };
   deleteIdea: { 200: Camelize<Wire<'deleteIdea', 200>> };
   deleteIdeaCategory: { 200: Camelize<Wire<'deleteIdeaCategory', 200>> };
@@ -1089,9 +1102,11 @@ export interface DomainResults {
   extensionAnalytics: { 200: Camelize<DataOf<Wire<'extensionAnalytics', 200>>> };
   extensionInstallLogs: { 200: Camelize<DataOf<Wire<'extensionInstallLogs', 200>>> };
   extensionInstalls: { 200: Camelize<ItemOf<Wire<'extensionInstalls', 200>>>[] };
+  extensionInstallSecrets: { 200: Camelize<DataOf<Wire<'extensionInstallSecrets', 200>>> };
   extensionInstallStorage: { 200: Camelize<DataOf<Wire<'extensionInstallStorage', 200>>> };
   extensionPurchases: { 200: Page<Camelize<ItemOf<Wire<'extensionPurchases', 200>>>> };
   extensionScreenshots: { 200: Camelize<ItemOf<Wire<'extensionScreenshots', 200>>>[] };
+  extensionSecret: { 200: Camelize<DataOf<Wire<'extensionSecret', 200>>> };
   extensionTesters: { 200: Camelize<ItemOf<Wire<'extensionTesters', 200>>>[] };
   extensionVersions: { 200: Camelize<ItemOf<Wire<'extensionVersions', 200>>>[] };
   getHealth: { 200: Camelize<DataOf<Wire<'getHealth', 200>>>; 503: Camelize<DataOf<Wire<'getHealth', 503>>> };
@@ -1173,6 +1188,7 @@ export interface DomainResults {
   searchPlatformUsers: { 200: Camelize<DataOf<Wire<'searchPlatformUsers', 200>>> };
   sendChatToPlatform: { 200: Camelize<DataOf<Wire<'sendChatToPlatform', 200>>> };
   sessions: { 200: Camelize<ItemOf<Wire<'sessions', 200>>>[] };
+  setExtensionInstallSecret: { 200: Camelize<DataOf<Wire<'setExtensionInstallSecret', 200>>> };
   setExtensionInstallStorage: { 200: Camelize<DataOf<Wire<'setExtensionInstallStorage', 200>>> };
   setIdeaStatus: { 200: Camelize<DataOf<Wire<'setIdeaStatus', 200>>> };
   shopPlatformWebhook: { 200: Camelize<Wire<'shopPlatformWebhook', 200>> };
@@ -1343,6 +1359,7 @@ export interface DefaultStatus {
   deleteDeveloperExtension: 200;
   deleteDeveloperTeam: 200;
   deleteDeveloperTeamRole: 200;
+  deleteExtensionInstallSecret: 200;
   deleteExtensionInstallStorage: 200;
   deleteIdea: 200;
   deleteIdeaCategory: 200;
@@ -1384,9 +1401,11 @@ export interface DefaultStatus {
   extensionAnalytics: 200;
   extensionInstallLogs: 200;
   extensionInstalls: 200;
+  extensionInstallSecrets: 200;
   extensionInstallStorage: 200;
   extensionPurchases: 200;
   extensionScreenshots: 200;
+  extensionSecret: 200;
   extensionTesters: 200;
   extensionVersions: 200;
   getHealth: 200;
@@ -1468,6 +1487,7 @@ export interface DefaultStatus {
   searchPlatformUsers: 200;
   sendChatToPlatform: 200;
   sessions: 200;
+  setExtensionInstallSecret: 200;
   setExtensionInstallStorage: 200;
   setIdeaStatus: 200;
   shopPlatformWebhook: 200;
@@ -1762,6 +1782,8 @@ export interface RestOperations<Context> {
   deleteDeveloperTeam(request: DomainRequest<'deleteDeveloperTeam'>, context: Context): Promise<DomainResult<'deleteDeveloperTeam'>>;
   /** DELETE /v1/developer/teams/{id}/roles/{rid} (bare) */
   deleteDeveloperTeamRole(request: DomainRequest<'deleteDeveloperTeamRole'>, context: Context): Promise<DomainResult<'deleteDeveloperTeamRole'>>;
+  /** DELETE /v1/extension-installs/{id}/secrets/{name} (bare) */
+  deleteExtensionInstallSecret(request: DomainRequest<'deleteExtensionInstallSecret'>, context: Context): Promise<DomainResult<'deleteExtensionInstallSecret'>>;
   /** DELETE /v1/extension-installs/{id}/storage/{key} (bare) */
   deleteExtensionInstallStorage(request: DomainRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<DomainResult<'deleteExtensionInstallStorage'>>;
   /** DELETE /v1/ideas/{id} (bare) */
@@ -1844,12 +1866,16 @@ export interface RestOperations<Context> {
   extensionInstallLogs(request: DomainRequest<'extensionInstallLogs'>, context: Context): Promise<DomainResult<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs (collection) */
   extensionInstalls(request: DomainRequest<'extensionInstalls'>, context: Context): Promise<DomainResult<'extensionInstalls'>>;
+  /** GET /v1/extension-installs/{id}/secrets (data) */
+  extensionInstallSecrets(request: DomainRequest<'extensionInstallSecrets'>, context: Context): Promise<DomainResult<'extensionInstallSecrets'>>;
   /** GET /v1/extension-installs/{id}/storage (data) */
   extensionInstallStorage(request: DomainRequest<'extensionInstallStorage'>, context: Context): Promise<DomainResult<'extensionInstallStorage'>>;
   /** GET /v1/developer/extensions/{id}/purchases (collection) */
   extensionPurchases(request: DomainRequest<'extensionPurchases'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'extensionPurchases'>>;
   /** GET /v1/developer/extensions/{id}/screenshots (collection) */
   extensionScreenshots(request: DomainRequest<'extensionScreenshots'>, context: Context): Promise<DomainResult<'extensionScreenshots'>>;
+  /** GET /v1/extension/secrets/{name} (data) */
+  extensionSecret(request: DomainRequest<'extensionSecret'>, context: Context): Promise<DomainResult<'extensionSecret'>>;
   /** GET /v1/developer/extensions/{id}/testers (collection) */
   extensionTesters(request: DomainRequest<'extensionTesters'>, context: Context): Promise<DomainResult<'extensionTesters'>>;
   /** GET /v1/developer/extensions/{id}/versions (collection) */
@@ -2012,6 +2038,8 @@ export interface RestOperations<Context> {
   sendChatToPlatform(request: DomainRequest<'sendChatToPlatform'>, context: Context): Promise<DomainResult<'sendChatToPlatform'>>;
   /** GET /v1/auth/sessions (collection) */
   sessions(request: DomainRequest<'sessions'>, context: Context): Promise<DomainResult<'sessions'>>;
+  /** PUT /v1/extension-installs/{id}/secrets/{name} (data) */
+  setExtensionInstallSecret(request: DomainRequest<'setExtensionInstallSecret'>, context: Context): Promise<DomainResult<'setExtensionInstallSecret'>>;
   /** PUT /v1/extension-installs/{id}/storage/{key} (data) */
   setExtensionInstallStorage(request: DomainRequest<'setExtensionInstallStorage'>, context: Context): Promise<DomainResult<'setExtensionInstallStorage'>>;
   /** PATCH /v1/ideas/{id}/status (single) */
@@ -6495,6 +6523,45 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": true
   },
   {
+    "operationId": "deleteExtensionInstallSecret",
+    "method": "delete",
+    "path": "/v1/extension-installs/{id}/secrets/{name}",
+    "expressPath": "/v1/extension-installs/:id/secrets/:name",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
     "operationId": "deleteExtensionInstallStorage",
     "method": "delete",
     "path": "/v1/extension-installs/{id}/storage/{key}",
@@ -6508,7 +6575,11 @@ export const routes: readonly RouteSpec[] = [
           "extension-store:configure"
         ]
       },
-      "feature": "feature:extensions"
+      "feature": "feature:extensions",
+      "resourceGrant": {
+        "grant": "extension-install:own",
+        "on": "id"
+      }
     },
     "graphql": null,
     "internal": false,
@@ -7947,6 +8018,44 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": false
   },
   {
+    "operationId": "extensionInstallSecrets",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/secrets",
+    "expressPath": "/v1/extension-installs/:id/secrets",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
     "operationId": "extensionInstallStorage",
     "method": "get",
     "path": "/v1/extension-installs/{id}/storage",
@@ -7960,7 +8069,11 @@ export const routes: readonly RouteSpec[] = [
           "extension-store:read"
         ]
       },
-      "feature": "feature:extensions"
+      "feature": "feature:extensions",
+      "resourceGrant": {
+        "grant": "extension-install:own",
+        "on": "id"
+      }
     },
     "graphql": null,
     "internal": false,
@@ -8059,6 +8172,38 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "extensionSecret",
+    "method": "get",
+    "path": "/v1/extension/secrets/{name}",
+    "expressPath": "/v1/extension/secrets/:name",
+    "gate": {
+      "auth": "extension",
+      "permissions": null,
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -10831,6 +10976,45 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": false
   },
   {
+    "operationId": "setExtensionInstallSecret",
+    "method": "put",
+    "path": "/v1/extension-installs/{id}/secrets/{name}",
+    "expressPath": "/v1/extension-installs/:id/secrets/:name",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
     "operationId": "setExtensionInstallStorage",
     "method": "put",
     "path": "/v1/extension-installs/{id}/storage/{key}",
@@ -10844,7 +11028,11 @@ export const routes: readonly RouteSpec[] = [
           "extension-store:configure"
         ]
       },
-      "feature": "feature:extensions"
+      "feature": "feature:extensions",
+      "resourceGrant": {
+        "grant": "extension-install:own",
+        "on": "id"
+      }
     },
     "graphql": null,
     "internal": false,

@@ -333,6 +333,14 @@ export const tables = {
     expires_at: { type: 'timestamp', nullable: true },
     created_at: 'timestamp',
   },
+  extension_install_secrets: {
+    install_id: 'uuid',
+    name: 'text',
+    value_sealed: 'text',
+    created_by: { type: 'uuid', nullable: true },
+    created_at: 'timestamp',
+    updated_at: 'timestamp',
+  },
   extension_install_storage: {
     install_id: 'uuid',
     key: 'text',

@@ -70,6 +70,7 @@ export const messages = {
   firstPartyOnly: "This operation requires a user session or the user's own API key",
   systemKeyOnly: 'This operation requires a system key',
   popoutSessionOnly: 'This operation requires a popout session',
+  extensionTokenOnly: 'This operation requires an extension token',
   developerOnly: 'This operation requires an approved developer',
   invalidCharacters: (field: string) => `Invalid characters in ${field}`,
   invalidCharactersDetail: 'must not contain a NUL character or an unpaired UTF-16 surrogate',

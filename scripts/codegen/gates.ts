@@ -4,7 +4,7 @@
  */
 import { BANNER, FEATURE_RE, PERMISSION_RE, fail } from './common';
 
-export const AUTH_KINDS = ['public', 'authenticated', 'user', 'first-party', 'popout-session', 'system-key', 'developer'] as const;
+export const AUTH_KINDS = ['public', 'authenticated', 'user', 'first-party', 'popout-session', 'system-key', 'developer', 'extension'] as const;
 
 export type AuthKind = (typeof AUTH_KINDS)[number];
 export interface Gate {

@@ -11,7 +11,7 @@
  */
 /** The part of a normalised gate (scripts/codegen/gates.ts) that decides which credentials pass. */
 interface Gate {
-  auth: 'public' | 'authenticated' | 'user' | 'first-party' | 'popout-session' | 'system-key' | 'developer';
+  auth: 'public' | 'authenticated' | 'user' | 'first-party' | 'popout-session' | 'system-key' | 'developer' | 'extension';
   permissions: { scope: string } | null;
 }
 
@@ -28,7 +28,10 @@ const BEARER_KINDS: Record<string, { prefix: string; description: string }> = {
   developerKey: { prefix: 'lm_dev_', description: 'A developer API key (`lm_dev_`) of the developer portal.' },
   overlayToken: { prefix: 'lm_overlay_', description: 'An overlay token (`lm_overlay_`) of a browser source; holds no permission.' },
   sharedOverlayToken: { prefix: 'lm_share_', description: 'A shared overlay token (`lm_share_`); holds no permission.' },
-  extensionToken: { prefix: 'lm_ext_', description: 'An extension token (`lm_ext_`) of an installed extension; holds no permission.' },
+  extensionToken: {
+    prefix: 'lm_ext_',
+    description: 'An extension token (`lm_ext_`) of an installed extension: the account permissions its install granted, its own install storage, and the `extension` operations (its secrets).',
+  },
   widgetToken: { prefix: 'lm_widget_', description: 'A widget token (`lm_widget_`); holds no permission.' },
 };
 
@@ -51,7 +54,7 @@ export const SECURITY_SCHEMES: Record<string, Record<string, string>> = {
   },
 };
 
-/** Credentials that hold no permission: they never pass a permission gate. */
+/** Bound tokens: they never pass a permission gate, except an extension token on account scope. */
 const PERMISSIONLESS = ['overlayToken', 'sharedOverlayToken', 'extensionToken', 'widgetToken'];
 const FIRST_PARTY = ['userJwt', 'userApiKey'];
 
@@ -73,9 +76,12 @@ export function securityOf(gate: Gate): Record<string, string[]>[] {
       return one(['popoutCookie', 'tokenQuery']);
     case 'developer':
       return one(['developerKey', ...FIRST_PARTY]);
+    case 'extension':
+      return one(['extensionToken']);
     case 'authenticated': {
       let names = Object.keys(SECURITY_SCHEMES);
-      if (gate.permissions) names = names.filter((n) => !PERMISSIONLESS.includes(n));
+      // An extension token holds its install's account permissions; the other bound tokens hold none.
+      if (gate.permissions) names = names.filter((n) => !PERMISSIONLESS.includes(n) || (n === 'extensionToken' && gate.permissions!.scope === 'account'));
       if (gate.permissions?.scope === 'user') names = names.filter((n) => n !== 'serviceKey');
       return one(names);
     }

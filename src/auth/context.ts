@@ -93,15 +93,22 @@ export function grants(set: ReadonlySet<string>, permission: string, allowResour
   return resource !== '*' && set.has(`${resource}:*`);
 }
 
-/** Checks one permission in the given scope. Overlay, widget and extension tokens hold none. */
+/**
+ * Checks one permission in the given scope. Overlay and widget tokens hold none. An extension
+ * token holds, in account scope only, the account permissions its install granted (each declared
+ * by the extension's manifest and held by the installer at install time): Part 1, "Extension
+ * tokens grant capability through the permissions the extension declared and was granted at
+ * install time". It is never first-party, so first-party operations refuse it at the auth kind.
+ */
 export function hasPermission(ctx: AuthContext, permission: string, scope: PermissionScope = 'account'): boolean {
   switch (ctx.kind) {
     case 'anonymous':
     case 'overlay':
     case 'shared_overlay':
     case 'widget':
-    case 'extension':
       return false;
+    case 'extension':
+      return scope === 'account' && grants(ctx.permissions, permission, false);
     case 'system_key':
       // User-scope checks accept a user session or a personal API key (Part 1, "Authorization"):
       // a system key acts as no user, whatever `resource:*` it holds.

@@ -31,6 +31,19 @@ export interface ResourceGrantChecker {
   holds(grant: string, resourceId: string | null, ctx: AuthContext): Promise<boolean>;
 }
 
+/**
+ * The resource grants of several owning modules as one checker: a grant is held when any module
+ * says so (each answers false for the grants it does not own).
+ */
+export function anyResourceGrant(...checkers: readonly ResourceGrantChecker[]): ResourceGrantChecker {
+  return {
+    async holds(grant, resourceId, ctx) {
+      for (const checker of checkers) if (await checker.holds(grant, resourceId, ctx)) return true;
+      return false;
+    },
+  };
+}
+
 /** The resource an operation names, for its gate's resource grant: the `id` path parameter or argument. */
 export interface GateTarget {
   /** As the request carried it (not yet validated): anything but a string fails the grant closed. */
@@ -68,6 +81,9 @@ export function authKindRefusal(gate: Gate, ctx: AuthContext): GateRefusal | nul
       return ctx.kind === 'popout' ? null : { code: 'FORBIDDEN', message: messages.popoutSessionOnly };
     case 'developer':
       return ctx.kind === 'developer_api_key' || isFirstParty(ctx) ? null : { code: 'FORBIDDEN', message: messages.developerOnly };
+    case 'extension':
+      // The extension's own surface (its install's secrets): its `lm_ext_` token only.
+      return ctx.kind === 'extension' ? null : { code: 'FORBIDDEN', message: messages.extensionTokenOnly };
   }
 }
 
@@ -129,12 +145,11 @@ export interface GateEnforcer {
 }
 
 /**
- * An extension token (Part 1: `has_permission` is false for it on REST and GraphQL) opens the
- * account channels whose permission its install granted, and its own install's storage channel.
+ * An extension token opens its own install's storage channel without `extension-store:read`; the
+ * account channels whose permission its install granted it opens through `hasPermission`.
  */
-function extensionGrant(ctx: AuthContext, permission: string, params: Record<string, string>): boolean {
-  if (ctx.kind !== 'extension') return false;
-  return ctx.permissions.has(permission) || (params.install_id !== undefined && params.install_id === ctx.binding?.installId);
+function extensionGrant(ctx: AuthContext, params: Record<string, string>): boolean {
+  return ctx.kind === 'extension' && params.install_id !== undefined && params.install_id === ctx.binding?.installId;
 }
 
 export function createGateEnforcer(features: FeatureChecker, grants?: ResourceGrantChecker): GateEnforcer {
@@ -182,7 +197,7 @@ export function createGateEnforcer(features: FeatureChecker, grants?: ResourceGr
       case 'Authenticated':
         return ctx.kind !== 'anonymous';
       case 'Permission':
-        return (await accountAccess(ctx, target.params, resolvers)) && (hasPermission(ctx, gate.permission!) || extensionGrant(ctx, gate.permission!, target.params));
+        return (await accountAccess(ctx, target.params, resolvers)) && (hasPermission(ctx, gate.permission!) || extensionGrant(ctx, target.params));
       case 'AccountScoped':
         return accountAccess(ctx, target.params, resolvers);
       case 'UserPermission':

@@ -5,7 +5,7 @@
  * than the sealing one is opened and sealed again with it, so the old key can be retired).
  *
  * Each table is named with the key columns that find a row again; the modules that own them
- * (connections, mail) seal the columns listed here and nothing else.
+ * (connections, mail, extensions) seal the columns listed here and nothing else.
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../infra/logger';
@@ -22,6 +22,7 @@ export const SEALED_COLUMNS: readonly SealedColumns[] = [
   { table: 'account_connections', key: ['account_id', 'platform'], columns: ['access_token_sealed', 'refresh_token_sealed'] },
   { table: 'account_bot_connections', key: ['account_id', 'platform'], columns: ['access_token_sealed', 'refresh_token_sealed'] },
   { table: 'mail_outbox', key: ['id'], columns: ['text_body', 'html_body'] },
+  { table: 'extension_install_secrets', key: ['install_id', 'name'], columns: ['value_sealed'] },
 ];
 
 /** The key id of a sealed column value: `v1.<id>.…` */

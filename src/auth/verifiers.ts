@@ -222,8 +222,8 @@ export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore;
         return bound({ widgetInstanceId: row.subject_id ?? undefined });
       case 'extension':
         // The account permissions its install granted (Part 1: "Extension tokens grant capability
-        // through the permissions the extension declared and was granted at install time"); they
-        // open WebSocket channels only (see gates.ts), never REST or GraphQL.
+        // through the permissions the extension declared and was granted at install time"): the
+        // operations and channels those permissions gate, plus its own install's storage (gates.ts).
         return context({
           kind: 'extension',
           accountId: row.account_id,

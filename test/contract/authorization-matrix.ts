@@ -4,7 +4,8 @@
  * knows, each made through the real API where one exists. The expected answer of each cell is
  * derived here from the operation's declared gate and Part 1's rules for each credential kind
  * (which token classes pass each auth kind; what each kind holds: a role's table, a key's scopes
- * less the deny-list, a bound token's nothing), not from the gate engine, so a cell fails when the
+ * less the deny-list, an extension token its install's grants in account scope, another bound
+ * token's nothing), not from the gate engine, so a cell fails when the
  * service lets through a credential its gate refuses, refuses one it declares allowed with a gate
  * refusal, or answers a REST operation and its GraphQL twin differently.
  *
@@ -42,7 +43,7 @@ export const CREDENTIAL_KINDS = [
 ] as const;
 export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
 
-type TokenClass = 'anonymous' | 'session' | 'user_key' | 'service_key' | 'popout' | 'bound' | 'developer_key' | 'system_key';
+type TokenClass = 'anonymous' | 'session' | 'user_key' | 'service_key' | 'popout' | 'bound' | 'extension' | 'developer_key' | 'system_key';
 
 /** What Part 1 says a credential of each kind is and holds, independent of the gate engine. */
 interface Holder {
@@ -55,6 +56,8 @@ interface Holder {
 const roleOf = (name: string) => new Set(defaultAccountRoles.find((r) => r.name === name)!.permissions);
 const withoutDenied = (list: readonly string[]) => new Set(list.filter((p) => !apiKeyDenyList.includes(p)));
 const none: ReadonlySet<string> = new Set();
+/** The permissions the extension token's install granted (Part 1: its capability, in account scope). */
+export const EXTENSION_GRANTS = ['events:read'];
 /** The popout token's subset of its creator's grants. */
 export const POPOUT_GRANTS = ['events:read', 'sounds:read'];
 /** The one scope of the narrow key: a permission no operation's gate asks for alone. */
@@ -78,7 +81,7 @@ export const HOLDERS: Record<CredentialKind, Holder> = {
   'overlay token': { class: 'bound', account: none, admin: none, user: none },
   'shared overlay token': { class: 'bound', account: none, admin: none, user: none },
   'widget token': { class: 'bound', account: none, admin: none, user: none },
-  'extension token': { class: 'bound', account: none, admin: none, user: none },
+  'extension token': { class: 'extension', account: new Set(EXTENSION_GRANTS), admin: none, user: none },
   'developer key': { class: 'developer_key', account: new Set(developerScopes), admin: none, user: none },
   'system key': { class: 'system_key', account: none, admin: none, user: none },
 };
@@ -120,6 +123,9 @@ export function expectedAnswer(gate: Gate, kind: CredentialKind): Expected {
     case 'developer':
       if (h.class !== 'developer_key' && !firstParty(h)) return forbidden(messages.developerOnly);
       break;
+    case 'extension':
+      if (h.class !== 'extension') return forbidden(messages.extensionTokenOnly);
+      break;
     case 'authenticated':
       break;
   }
@@ -156,7 +162,10 @@ function isGateRefusal(operation: string, holder: Holder, code: string | undefin
   if (code === 'FEATURE_DISABLED') return true;
   if (code !== 'FORBIDDEN' || message === undefined) return false;
   if (message === messages.developerOnly && firstParty(holder)) return false;
-  return message.startsWith('Missing permission: ') || ([messages.firstPartyOnly, messages.systemKeyOnly, messages.popoutSessionOnly, messages.developerOnly] as string[]).includes(message);
+  return (
+    message.startsWith('Missing permission: ') ||
+    ([messages.firstPartyOnly, messages.systemKeyOnly, messages.popoutSessionOnly, messages.developerOnly, messages.extensionTokenOnly] as string[]).includes(message)
+  );
 }
 
 /** Operations whose allowed cells would end a fixture the other cells need. */
@@ -204,7 +213,7 @@ export async function startMatrix(): Promise<MatrixFixture> {
       'overlay token': { header: await mint({ kind: 'overlay', accountId, subjectId: randomUUID() }) },
       'shared overlay token': { header: await mint({ kind: 'shared_overlay', accountId, subjectId: randomUUID(), expiresAt: new Date(Date.now() + 3_600_000) }) },
       'widget token': { header: await mint({ kind: 'widget', accountId, subjectId: randomUUID() }) },
-      'extension token': { header: await mint({ kind: 'extension', accountId, subjectId: randomUUID(), extensionId: randomUUID(), expiresAt: new Date(Date.now() + 3_600_000), permissions: ['events:read'] }) },
+      'extension token': { header: await mint({ kind: 'extension', accountId, subjectId: randomUUID(), extensionId: randomUUID(), expiresAt: new Date(Date.now() + 3_600_000), permissions: EXTENSION_GRANTS }) },
       'developer key': { header: await mint({ kind: 'developer_api_key', userId: owner.userId, subjectId: randomUUID(), permissions: developerScopes }) },
       'system key': { header: system.key },
     };

@@ -34,6 +34,7 @@ export const tokenQueryOperations: readonly string[] = [
   "DELETE /developer/teams/{id}/members/{member_id}",
   "DELETE /developer/teams/{id}/roles/{rid}",
   "DELETE /extension-installs/{id}",
+  "DELETE /extension-installs/{id}/secrets/{name}",
   "DELETE /extension-installs/{id}/storage/{key}",
   "DELETE /ideas/categories/{id}",
   "DELETE /ideas/comments/{id}",
@@ -128,7 +129,9 @@ export const tokenQueryOperations: readonly string[] = [
   "GET /events/{id}",
   "GET /extension-installs",
   "GET /extension-installs/{id}/logs",
+  "GET /extension-installs/{id}/secrets",
   "GET /extension-installs/{id}/storage",
+  "GET /extension/secrets/{name}",
   "GET /health",
   "GET /health/ready",
   "GET /ideas",
@@ -293,6 +296,7 @@ export const tokenQueryOperations: readonly string[] = [
   "PUT /admin/users/{id}/user-roles",
   "PUT /developer/extensions/{id}/versions/{version_id}/bundle",
   "PUT /developer/payout-settings",
+  "PUT /extension-installs/{id}/secrets/{name}",
   "PUT /extension-installs/{id}/storage/{key}"
 ];
 
@@ -326,6 +330,7 @@ export const idempotentOperations: readonly string[] = [
   "DELETE /developer/teams/{id}/members/{member_id}",
   "DELETE /developer/teams/{id}/roles/{rid}",
   "DELETE /extension-installs/{id}",
+  "DELETE /extension-installs/{id}/secrets/{name}",
   "DELETE /extension-installs/{id}/storage/{key}",
   "DELETE /ideas/categories/{id}",
   "DELETE /ideas/comments/{id}",
@@ -443,5 +448,6 @@ export const idempotentOperations: readonly string[] = [
   "PUT /admin/users/{id}/user-roles",
   "PUT /developer/extensions/{id}/versions/{version_id}/bundle",
   "PUT /developer/payout-settings",
+  "PUT /extension-installs/{id}/secrets/{name}",
   "PUT /extension-installs/{id}/storage/{key}"
 ];

@@ -1,13 +1,14 @@
 /**
  * The auth unit as a module of the fold: the gate engine (over the features module's flags and the
- * overlays module's widget access grants, the resource grants gates declare) and
+ * overlays module's widget access grants and the extensions module's own-install grant, the
+ * resource grants gates declare) and
  * the credential resolver of the eleven contexts (over the accounts module's live grants and the
  * sessions module's rows). Transports take both from here; it serves no operation itself.
  */
 import { defineModule } from '../contract';
 import { createCredentialResolver, type CredentialResolver } from '../../auth/credentials';
 import type { AuthContext } from '../../auth/context';
-import { createGateEnforcer, type GateEnforcer } from '../../auth/gates';
+import { anyResourceGrant, createGateEnforcer, type GateEnforcer } from '../../auth/gates';
 import { createKeyLookup, credentialMigrations, invalidateKey, KEY_INVALIDATIONS_CHANNEL } from '../../auth/store';
 import { REVOCATIONS_CHANNEL } from '../../auth/revocations';
 import { createSystemKeyVerifier } from '../../auth/system-keys';
@@ -39,7 +40,7 @@ export const authModule = defineModule({
     const credentials = use('operators').guard(createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys, keys) }));
     const forget = (hash: string) => keys.forget(hash);
     return {
-      api: { gates: createGateEnforcer(use('features'), use('overlays').resourceGrants), credentials, revokedAmong },
+      api: { gates: createGateEnforcer(use('features'), anyResourceGrant(use('overlays').resourceGrants, use('extensions').resourceGrants)), credentials, revokedAmong },
       consumers: [
         { pattern: KEY_INVALIDATIONS_CHANNEL, handle: (_channel: string, message: string) => forget(message) },
         {

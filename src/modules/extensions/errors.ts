@@ -36,6 +36,8 @@ export const extensionMessages = {
   reviewNotesRequired: 'Notes are required to reject a version',
   storageEntryNotFound: 'Storage entry not found',
   storageValueTooLarge: 'Storage value is too large',
+  secretNotFound: 'Extension secret not found',
+  tooManySecrets: 'Too many secrets for this install',
   inviteNotFound: 'Invite not found',
   expiresInPast: 'expires_at cannot be in the past',
   invalidExpiry: 'expires_at must be an RFC 3339 date-time',

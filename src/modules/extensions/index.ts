@@ -1,17 +1,19 @@
 /**
- * The extensions module (issue 14): extensions owned by a developer profile or team, their
+ * The extensions module: extensions owned by a developer profile or team, their
  * versions, screenshots, testers, analytics and purchases (the publishing routes a developer key
  * reaches on its `extension-dev:*` scope), limit requests and the admin limit levers, public
  * developer and team profiles, account installs, and the internal bot and automation feeds.
- * Issue 33 adds, each in its own file: version review (review.ts), installs with their purchase
+ * Later parts, each in its own file: version review (review.ts), installs with their purchase
  * check, `lm_ext_` tokens and the refund hook (installs.ts), install storage and runtime logs
- * published on their channels (runtime.ts), and access grants and invites (access.ts).
+ * published on their channels (runtime.ts), access grants and invites (access.ts), and the
+ * account-scoped secret store of installs, sealed at rest (secrets.ts).
  * Supplies the `install_id` channel-account resolver (`ext-storage:{install_id}`) and the
  * `extension_id` owner check of the ExtensionOwner gate kind (`ext-logs:{extension_id}`). Owns its
  * tables only; developer profiles and teams are read through `use('developer')`, sound limits
  * written through `use('sounds')`.
  */
 import type { Knex } from 'knex';
+import type { ResourceGrantChecker } from '../../auth/gates';
 import { defineModule } from '../contract';
 import { createAccess } from './access';
 import { createExtensionsResolvers } from './graphql';
@@ -21,11 +23,21 @@ import { createExtensionsRepo } from './repo';
 import { createExtensionsRest } from './rest';
 import { createReview } from './review';
 import { createRuntime } from './runtime';
+import { createSecrets } from './secrets';
 import { createExtensionsService, type PurchaseRecord } from './service';
 
 export type { PurchaseRecord } from './service';
 
+/** The resource grant an install's own extension token holds on that install (its isolated storage). */
+export const OWN_INSTALL_GRANT = 'extension-install:own';
+
 export interface ExtensionsApi {
+  /**
+   * The gates' resource grants this module answers (`x-resource-grant`): `extension-install:own`
+   * is held by an extension token on the install it is bound to, so the install's storage routes
+   * admit it without `extension-store:*` (Part 1: "plus its isolated install storage").
+   */
+  readonly resourceGrants: ResourceGrantChecker;
   recordPurchase(purchase: PurchaseRecord): Promise<void>;
   /**
    * The refund hook (payment-connect `charge.refunded`): marks a purchase refunded by its external
@@ -51,7 +63,7 @@ declare module '../contract' {
 export const extensionsModule = defineModule({
   name: 'extensions',
   migrations: extensionMigrations,
-  build: ({ db, log, use, bus, credentials, revocations }) => {
+  build: ({ db, log, use, bus, credentials, revocations, secrets: box }) => {
     const repo = createExtensionsRepo(db.knex);
     const notifications = use('notifications');
     const service = createExtensionsService({ repo, knex: db.knex, developer: use('developer'), sounds: use('sounds'), log, notifications });
@@ -59,8 +71,16 @@ export const extensionsModule = defineModule({
     const review = createReview({ repo, knex: db.knex, notifications });
     const runtime = createRuntime({ knex: db.knex, bus, log, ownedExtension: (auth, id) => service.ownedFor(auth, id, 'read') });
     const access = createAccess({ repo, knex: db.knex, ownedForInvite: (auth, id) => service.ownedFor(auth, id, 'inviteTester') });
-    const api: ExtensionsApi = { recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => installs.refundPurchase(externalId), subscriptionChanged: (change, trx) => installs.subscriptionChanged(change, trx) };
-    const parts = { service, installs, review, runtime, access };
+    const api: ExtensionsApi = {
+      resourceGrants: {
+        // `extension-install:own` (the storage routes' x-resource-grant): an extension token on its own install.
+        async holds(grant, resourceId, ctx) {
+          return grant === OWN_INSTALL_GRANT && ctx.kind === 'extension' && resourceId !== null && ctx.binding?.installId === resourceId;
+        },
+      },
+      recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => installs.refundPurchase(externalId), subscriptionChanged: (change, trx) => installs.subscriptionChanged(change, trx) };
+    const secrets = createSecrets({ knex: db.knex, box });
+    const parts = { service, installs, review, runtime, access, secrets };
     return {
       api,
       rest: createExtensionsRest(parts),

@@ -185,4 +185,26 @@ export const extensionMigrations: readonly Migration[] = [
       await knex.schema.alterTable('extension_versions', (t) => t.dropColumns('review_notes', 'reviewed_by', 'reviewed_at', 'submitted_at', 'submitted_by'));
     },
   },
+  {
+    /**
+     * The account-scoped secret store of installs: values sealed at rest by src/auth/secrets.ts
+     * (listed in src/auth/sealed.ts's SEALED_COLUMNS, so the start-up check and the reseal cover
+     * them); one row per install and name, dropped with the install.
+     */
+    name: '20261128130000_extension_install_secrets',
+    async up(knex: Knex) {
+      await knex.schema.createTable('extension_install_secrets', (t) => {
+        t.uuid('install_id').notNullable().references('extension_installs.id').onDelete('CASCADE');
+        t.string('name', 100).notNullable();
+        t.text('value_sealed').notNullable();
+        t.uuid('created_by').nullable().references('users.id').onDelete('SET NULL');
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['install_id', 'name']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.dropTableIfExists('extension_install_secrets');
+    },
+  },
 ];

@@ -5,6 +5,7 @@ import type { Access } from './access';
 import type { Installs } from './installs';
 import type { Review } from './review';
 import type { Runtime } from './runtime';
+import type { Secrets } from './secrets';
 import type { ExtensionsService } from './service';
 
 export interface ExtensionsParts {
@@ -13,9 +14,10 @@ export interface ExtensionsParts {
   review: Review;
   runtime: Runtime;
   access: Access;
+  secrets: Secrets;
 }
 
-export function createExtensionsRest({ service, installs, review, runtime, access }: ExtensionsParts) {
+export function createExtensionsRest({ service, installs, review, runtime, access, secrets }: ExtensionsParts) {
   return bindRest({
     developerExtensions: (_r, context) => service.list(context.auth),
     createDeveloperExtension: async ({ body }, context) => reply(201, await service.create(context.auth, body)),
@@ -70,6 +72,13 @@ export function createExtensionsRest({ service, installs, review, runtime, acces
       await runtime.deleteStorage(context.auth, params.id, params.key);
       return SUCCESS;
     },
+    extensionInstallSecrets: ({ params }, context) => secrets.list(context.auth, params.id),
+    setExtensionInstallSecret: ({ params, body }, context) => secrets.set(context.auth, params.id, params.name, body.value),
+    async deleteExtensionInstallSecret({ params }, context) {
+      await secrets.remove(context.auth, params.id, params.name);
+      return SUCCESS;
+    },
+    extensionSecret: ({ params }, context) => secrets.read(context.auth, params.name),
     extensionInstallLogs: ({ params }, context) => runtime.installLogs(context.auth, params.id),
     developerExtensionLogs: ({ params }, context) => runtime.extensionLogs(context.auth, params.id),
     writeExtensionLog: async ({ body }) => reply(201, await runtime.writeLog(body)),

@@ -1,0 +1,97 @@
+/**
+ * The account-scoped extension secret store: values an account's owner or administrator (or a
+ * popout holding `extension-store:configure`) stores for one install, for that install's extension
+ * to read with its own `lm_ext_` token (an upstream API key, a webhook secret). Values are sealed
+ * at rest by the SecretBox (src/auth/secrets.ts; the table is in src/auth/sealed.ts's
+ * SEALED_COLUMNS, so the start-up check and `npm run secrets:reseal` cover it) and write-only over
+ * the account's routes: a read shows names and timestamps, never values. Only `read` opens a
+ * value, and its gate (`x-auth: extension`) admits the extension token alone; the install it reads
+ * from is the token's binding, never a parameter.
+ * Owns the `extension_install_secrets` table; reads `extension_installs` to scope writes to the
+ * caller's active account.
+ */
+import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import { requireAccountId, type AuthContext } from '../../auth/context';
+import type { SecretBox } from '../../auth/secrets';
+import { AppError } from '../../errors';
+import type { Camelize } from '../../http/mapping';
+import { schemaRows, tableColumns } from '../../infra/db/rows';
+import { extensionMessages as m } from './errors';
+
+type Schemas = components['schemas'];
+export type ExtensionSecret = Camelize<Schemas['ExtensionSecret']>;
+export type ExtensionSecretValue = Camelize<Schemas['ExtensionSecretValue']>;
+
+/** Secrets one install may hold: a store of credentials, not a database. */
+export const MAX_SECRETS_PER_INSTALL = 100;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const secretRows = schemaRows('ExtensionSecret');
+/** A secret with its sealed value, from `extension_install_secrets as s` joined to its install. */
+const sealedRows = schemaRows('ExtensionSecret', { table: 's', extra: tableColumns('extension_install_secrets', ['value_sealed'], 's') });
+
+export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
+  const { knex, box } = deps;
+
+  /** The active account's install (locked for the write's transaction when `trx` is given), or 404. */
+  async function ownInstall(auth: AuthContext, id: string, trx?: Knex.Transaction): Promise<string> {
+    const accountId = requireAccountId(auth);
+    if (!UUID_RE.test(id)) throw AppError.notFound(m.installNotFound);
+    const query = (trx ?? knex)('extension_installs').where({ id, account_id: accountId }).first('id');
+    const row = (await (trx ? query.forUpdate() : query)) as { id: string } | undefined;
+    if (!row) throw AppError.notFound(m.installNotFound);
+    return row.id;
+  }
+
+  return {
+    /** extension_install_secrets.list: names and timestamps of one install's secrets, by name. */
+    async list(auth: AuthContext, installId: string): Promise<ExtensionSecret[]> {
+      const id = await ownInstall(auth, installId);
+      const rows = await knex('extension_install_secrets').where({ install_id: id }).select(knex.raw(secretRows.select)).orderBy('name');
+      return rows.map(secretRows.map);
+    },
+
+    /** extension_install_secrets.upsert: seals and stores one value; the answer carries no value. */
+    async set(auth: AuthContext, installId: string, name: string, value: string): Promise<ExtensionSecret> {
+      return knex.transaction(async (trx) => {
+        const id = await ownInstall(auth, installId, trx);
+        const exists = await trx('extension_install_secrets').where({ install_id: id, name }).first('name');
+        if (!exists) {
+          const [{ n }] = (await trx('extension_install_secrets').where({ install_id: id }).count({ n: '*' })) as [{ n: number | string }];
+          if (Number(n) >= MAX_SECRETS_PER_INSTALL) throw new AppError('CONFLICT', m.tooManySecrets);
+        }
+        const sealed = box.seal(value);
+        const [row] = (await trx('extension_install_secrets')
+          .insert({ install_id: id, name, value_sealed: sealed, created_by: auth.userId })
+          .onConflict(['install_id', 'name'])
+          .merge({ value_sealed: sealed, updated_at: trx.fn.now() })
+          .returning(['name', 'created_at', 'updated_at'])) as Record<string, unknown>[];
+        return secretRows.map(row!);
+      });
+    },
+
+    /** extension_install_secrets.delete */
+    async remove(auth: AuthContext, installId: string, name: string): Promise<void> {
+      const id = await ownInstall(auth, installId);
+      const deleted = await knex('extension_install_secrets').where({ install_id: id, name }).delete();
+      if (deleted === 0) throw AppError.notFound(m.secretNotFound);
+    },
+
+    /** extension_install_secrets.read: one value, opened, for the install the extension token is bound to. */
+    async read(auth: AuthContext, name: string): Promise<ExtensionSecretValue> {
+      const installId = auth.kind === 'extension' ? auth.binding?.installId : undefined;
+      const accountId = requireAccountId(auth);
+      if (!installId || !UUID_RE.test(installId)) throw AppError.notFound(m.secretNotFound);
+      const row = await knex('extension_install_secrets as s')
+        .join('extension_installs as i', 'i.id', 's.install_id')
+        .where({ 's.install_id': installId, 's.name': name, 'i.account_id': accountId })
+        .first(knex.raw(sealedRows.select));
+      if (!row) throw AppError.notFound(m.secretNotFound);
+      const secret = sealedRows.map(row as Record<string, unknown>);
+      return { name: secret.name, value: box.open(secret.valueSealed), updatedAt: secret.updatedAt };
+    },
+  };
+}
+
+export type Secrets = ReturnType<typeof createSecrets>;
