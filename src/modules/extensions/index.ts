@@ -10,7 +10,7 @@
  * Supplies the `install_id` channel-account resolver (`ext-storage:{install_id}`) and the
  * `extension_id` owner check of the ExtensionOwner gate kind (`ext-logs:{extension_id}`). Owns its
  * tables only; developer profiles and teams are read through `use('developer')`, sound limits
- * written through `use('sounds')`.
+ * written through `use('sounds')`, which is told extension names for the sounds they upload.
  */
 import type { Knex } from 'knex';
 import type { ResourceGrantChecker } from '../../auth/gates';
@@ -80,6 +80,8 @@ export const extensionsModule = defineModule({
       },
       recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => installs.refundPurchase(externalId), subscriptionChanged: (change, trx) => installs.subscriptionChanged(change, trx) };
     const secrets = createSecrets({ knex: db.knex, box });
+    // A sound an extension token uploads is shown with the extension's name (`source_extension_name`).
+    use('sounds').useExtensionNames(async (id) => (await repo.extensionById(id))?.name ?? null);
     const parts = { service, installs, review, runtime, access, secrets };
     return {
       api,

@@ -74,8 +74,8 @@ export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
     /** extension_install_secrets.delete */
     async remove(auth: AuthContext, installId: string, name: string): Promise<void> {
       const id = await ownInstall(auth, installId);
-      const deleted = await knex('extension_install_secrets').where({ install_id: id, name }).delete();
-      if (deleted === 0) throw AppError.notFound(m.secretNotFound);
+      const deleted = await knex('extension_install_secrets').where({ install_id: id, name }).delete().returning('name');
+      if (deleted.length === 0) throw AppError.notFound(m.secretNotFound);
     },
 
     /** extension_install_secrets.read: one value, opened, for the install the extension token is bound to. */
