@@ -2,7 +2,8 @@
  * The spec is the whole contract: for every operation with a JSON body or path/query parameters,
  * the boundary values its schemas declare (test/contract/boundaries.ts) are sent over real HTTP
  * by a caller that passes the operation's gate (an owner holding every account permission and the
- * super-admin role, or a system key holding every permission). A value the spec accepts must not
+ * super-admin role, a system key holding every permission, or an installed extension's token for
+ * the operations only it may call). A value the spec accepts must not
  * be refused as VALIDATION_ERROR (404, 409 or 403 for data reasons are fine); a value the spec
  * refuses must be refused with 400 VALIDATION_ERROR. A rule the code enforces but the spec does
  * not declare shows up here as an accepted value refused.
@@ -40,12 +41,16 @@ const allKey = systemKey(`boundaries-${randomUUID()}`, everyPermission);
 
 let t: TestApp;
 let ownerToken: string;
+let extensionToken: string;
 
 beforeAll(async () => {
   t = await startTestApp({ auth: { system_keys: [allKey.config] }, rate_limits: { enabled: false } });
   const first = await devLogin(t, `boundaries-${randomUUID()}@contract.test`);
   await t.app.modules.accounts.assignAdminRole(first.userId, 'super-admin');
   ownerToken = (await devLogin(t, first.email)).accessToken;
+  // An extension token of the owner's account (`x-auth: extension` operations admit nothing else).
+  const minted = await t.app.authStore.mint({ kind: 'extension', accountId: first.accountId, subjectId: randomUUID(), extensionId: randomUUID(), expiresAt: new Date(Date.now() + 3_600_000) });
+  extensionToken = minted.token;
 }, 180_000);
 afterAll(async () => {
   await t?.stop();
@@ -77,7 +82,7 @@ test('every operation with inputs has boundary cases, accepted and refused ones'
 describe.each(operations.map((o) => [`${o.route.method.toUpperCase()} ${o.route.path}`, o] as const))('%s', (_name, { route, cases }) => {
   test('accepts what the spec accepts and refuses what it refuses', async () => {
     expect(t).toBeDefined();
-    const token = route.gate.auth === 'system-key' ? allKey.key : ownerToken;
+    const token = route.gate.auth === 'system-key' ? allKey.key : route.gate.auth === 'extension' ? extensionToken : ownerToken;
     const wrong: string[] = [];
     for (const c of cases) {
       const got = await send(route.method, c, token);
