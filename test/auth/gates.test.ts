@@ -8,6 +8,7 @@ const gates = createGateEnforcer({ isEnabled: async (key) => flags.get(key) === 
 const system = (permissions: string[]) => systemKeyContext({ keyHash: 'h', label: 'k', permissions });
 const user: AuthContext = { ...ANONYMOUS, kind: 'jwt', userId: 'u', accountId: 'a', permissions: new Set(['events:read']), adminPermissions: new Set(['admin:access']) };
 const overlay: AuthContext = { ...ANONYMOUS, kind: 'overlay', accountId: 'a' };
+const extension: AuthContext = { ...ANONYMOUS, kind: 'extension', accountId: 'a', permissions: new Set(['events:read']), binding: { installId: 'i1', extensionId: 'e1' } };
 
 const gate = (g: Partial<Gate>): Gate => ({ auth: 'authenticated', permissions: null, feature: null, ...g });
 
@@ -27,7 +28,7 @@ describe('gate engine', () => {
   });
 
   test('anonymous gets UNAUTHORIZED "Authentication required" on every other kind', async () => {
-    for (const auth of ['authenticated', 'first-party', 'system-key', 'popout-session', 'developer'] as const) {
+    for (const auth of ['authenticated', 'first-party', 'system-key', 'popout-session', 'developer', 'extension'] as const) {
       expect(await failure(gate({ auth }), ANONYMOUS)).toEqual({ code: 'UNAUTHORIZED', message: 'Authentication required' });
     }
   });
@@ -36,6 +37,19 @@ describe('gate engine', () => {
     expect(await failure(gate({ auth: 'first-party' }), user)).toBeNull();
     expect((await failure(gate({ auth: 'first-party' }), overlay))?.code).toBe('FORBIDDEN');
     expect((await failure(gate({ auth: 'first-party' }), system([])))?.code).toBe('FORBIDDEN');
+  });
+
+  test("an extension token holds its install's grants in account scope only; the extension kind admits it alone", async () => {
+    const read = (scope: 'account' | 'admin' | 'user') => gate({ permissions: { mode: 'all', scope, list: ['events:read'] } });
+    expect(await failure(read('account'), extension)).toBeNull();
+    expect(await failure(read('admin'), extension)).toEqual({ code: 'FORBIDDEN', message: 'Missing permission: events:read' });
+    expect(await failure(read('user'), extension)).toEqual({ code: 'FORBIDDEN', message: 'Missing permission: events:read' });
+    expect(await failure(gate({ permissions: { mode: 'all', scope: 'account', list: ['events:create'] } }), extension)).toEqual({ code: 'FORBIDDEN', message: 'Missing permission: events:create' });
+    expect(await failure(gate({ auth: 'first-party' }), extension)).toEqual({ code: 'FORBIDDEN', message: "This operation requires a user session or the user's own API key" });
+    expect(await failure(gate({ auth: 'extension' }), extension)).toBeNull();
+    for (const ctx of [user, overlay, system([])]) {
+      expect(await failure(gate({ auth: 'extension' }), ctx)).toEqual({ code: 'FORBIDDEN', message: 'This operation requires an extension token' });
+    }
   });
 
   test('system-key accepts only system keys', async () => {
