@@ -67,15 +67,15 @@ export const openapiDocument = {
     },
     {
       "name": "ideas",
-      "description": "The community ideas board (issue 15, point 1). `/ideas/categories/{id}` and\n`/ideas/{id}/status`, `/vote`, `/comments`, `/participants`, `/voters` overlap in form only:\nthe router tries a literal segment before a parameter, and an idea `{id}` is a UUID, which\n`categories` never is.\n"
+      "description": "The community ideas board. `/ideas/categories/{id}` and\n`/ideas/{id}/status`, `/vote`, `/comments`, `/participants`, `/voters` overlap in form only:\nthe router tries a literal segment before a parameter, and an idea `{id}` is a UUID, which\n`categories` never is.\n"
     },
     {
       "name": "developer",
-      "description": "Developer applications, verification, developer keys (`lm_dev_`) and teams (issue 14, developer module)."
+      "description": "Developer applications, verification, developer keys (`lm_dev_`) and teams."
     },
     {
       "name": "payouts",
-      "description": "Developer revenue, payout settings and payout requests moved by the payout provider (issue 33)."
+      "description": "Developer revenue, payout settings and payout requests moved by the payout provider."
     },
     {
       "name": "webhooks",
@@ -25228,7 +25228,7 @@ export const openapiDocument = {
         }
       },
       "DeleteTokenResult": {
-        "description": "The key was deleted (issue 8; GraphQL `DeleteTokenResult`).",
+        "description": "The key was deleted (GraphQL `DeleteTokenResult`).",
         "content": {
           "application/json": {
             "schema": {
@@ -25672,7 +25672,7 @@ export const openapiDocument = {
         }
       },
       "SoundResult": {
-        "description": "The sound (issue 13 point 6).",
+        "description": "The sound.",
         "content": {
           "application/json": {
             "schema": {
@@ -25738,7 +25738,7 @@ export const openapiDocument = {
         }
       },
       "WebhookReceived": {
-        "description": "Acknowledged (issue 12): a valid payload, including one with no matching connection or an unhandled type.",
+        "description": "Acknowledged: a valid payload, including one with no matching connection or an unhandled type.",
         "content": {
           "application/json": {
             "schema": {
@@ -32138,7 +32138,7 @@ export const openapiDocument = {
       "PrivacyErasure": {
         "type": "object",
         "additionalProperties": false,
-        "description": "What one privacy erasure removed or de-identified (issue 33 item 5); zeros when nothing was left.",
+        "description": "What one privacy erasure removed or de-identified; zeros when nothing was left.",
         "required": [
           "platform",
           "subject_hash",
