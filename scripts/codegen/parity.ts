@@ -1,12 +1,17 @@
 /**
  * Parity: every REST operation with a GraphQL twin declares the same gate on both, and its domain
  * value serves the twin's result (generated/parity.ts); the contract test file runs one suite per
- * twin (test/contract/parity.generated.test.ts).
+ * twin (test/contract/parity.generated.test.ts). The twins' fields agree both ways, request and
+ * answer (field-parity.ts), and every stored resource's fields are columns of its table
+ * (storage.ts): checkSpecAgreement runs both, after generated/tables.ts is built.
  */
 import { getNamedType, isLeafType, type GraphQLSchema } from 'graphql';
 import { BANNER, fail } from './common';
 import { sameGate, type Gate } from './gates';
-import type { Route } from './openapi';
+import type { OpenApiDoc, Route } from './openapi';
+import { checkFieldParity } from './field-parity';
+import { checkStorage } from './storage';
+import { specSources } from './spec-sources';
 
 /**
  * Twins whose GraphQL field answers an object: the REST binding's domain value (by its default
@@ -84,4 +89,15 @@ const twin = (operationId: string) => {
 
 ${twins.map((r) => `describeTwinContract(fixtures, twin('${r.operationId}'));`).join('\n')}
 `;
+}
+
+/**
+ * The checks across specs and storage: REST ↔ GraphQL fields of every twin (field-parity.ts) and
+ * the stored resources' properties ↔ the columns of generated/tables.ts (storage.ts). Problems go
+ * to the shared list, naming the spec file (or migration) to edit.
+ */
+export function checkSpecAgreement(openapi: OpenApiDoc, routes: Route[], schema: GraphQLSchema, tablesText: string): void {
+  const sources = specSources();
+  checkFieldParity(openapi, routes, schema, sources);
+  checkStorage(openapi, tablesText, sources);
 }
