@@ -54,6 +54,13 @@ export function parityModule(routes: Route[], gates: Record<string, Gate>, schem
       }
       return { operationId: r.operationId, method: r.method, path: r.path, graphql: r.graphql!, gate: r.gate };
     });
+  const sources = specSources();
+  const moduleOf = (file: string) => /^spec\/(?:openapi|graphql)\/modules\/([^/.]+)/.exec(file)?.[1] ?? file;
+  const operationModules = Object.fromEntries(routes.map((r) => [r.operationId, moduleOf(sources.pathFile(r.path))]));
+  const fieldModules: Record<string, string> = {};
+  for (const rootType of [schema.getQueryType(), schema.getMutationType()]) {
+    for (const field of Object.values(rootType?.getFields() ?? {})) fieldModules[`${rootType!.name}.${field.name}`] = moduleOf(sources.graphqlFile(field.astNode));
+  }
   return `${BANNER}import type { Gate } from './gates';
 import type { Mutation, Query } from './graphql';
 import type { DefaultStatus, DomainResults, OperationId } from './rest';
@@ -68,6 +75,17 @@ export interface Twin {
 }
 
 export const twins: readonly Twin[] = ${JSON.stringify(twins, null, 2)};
+
+/**
+ * The module that declares each REST operation (its part spec/openapi/modules/<module>), whose
+ * rest.ts binds it: how an unbound operation is reported (src/modules/bindings.ts).
+ */
+export const operationModules = ${JSON.stringify(operationModules, null, 2)} as const satisfies Record<OperationId, string>;
+export type OperationModules = typeof operationModules;
+
+/** The module that declares each Query and Mutation field (spec/graphql/modules/<module>.graphql), whose graphql.ts resolves it. */
+export const graphqlFieldModules = ${JSON.stringify(fieldModules, null, 2)} as const;
+export type GraphqlFieldModules = typeof graphqlFieldModules;
 ${twinShapeChecks(routes, schema)}`;
 }
 

@@ -13,7 +13,7 @@ import { readSpec, root } from './common';
 export interface SpecSources {
   /** The spec/openapi/ part defining `#/components/schemas/<name>`. */
   schemaFile(name: string): string;
-  /** The spec/openapi/ part defining a path (as written, without the server's base). */
+  /** The spec/openapi/ part defining a path (as written in the part, or with the server's base before it). */
   pathFile(apiPath: string): string;
   /** The spec/graphql/ part a definition of the bundled SDL was written in. */
   graphqlFile(node: ASTNode | null | undefined): string;
@@ -38,7 +38,8 @@ export function specSources(): SpecSources {
   }
   return {
     schemaFile: (name) => schemas.get(name) ?? 'spec/openapi/',
-    pathFile: (apiPath) => paths.get(apiPath) ?? 'spec/openapi/',
+    // A route's path carries the server's base (`/v1/overlays`); the parts write it without.
+    pathFile: (apiPath) => paths.get(apiPath) ?? paths.get(apiPath.replace(/^\/[^/]+/, '')) ?? 'spec/openapi/',
     graphqlFile(node) {
       const loc = node?.loc;
       if (!loc) return 'spec/graphql/';
