@@ -1,5 +1,5 @@
 /**
- * The documentation pages in a real browser (issue 26): Swagger UI and GraphiQL render from this
+ * The documentation pages in a real browser: Swagger UI and GraphiQL render from this
  * origin's assets with no console error, uncaught error or CSP violation; Swagger UI executes one
  * "Try it out" request and GraphiQL one query.
  */

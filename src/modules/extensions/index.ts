@@ -3,7 +3,7 @@
  * versions, screenshots, testers, analytics and purchases (the publishing routes a developer key
  * reaches on its `extension-dev:*` scope), limit requests and the admin limit levers, public
  * developer and team profiles, account installs, and the internal bot and automation feeds.
- * Later parts, each in its own file: version review (review.ts), installs with their purchase
+ * Beside those, each in its own file: version review (review.ts), installs with their purchase
  * check, `lm_ext_` tokens and the refund hook (installs.ts), install storage and runtime logs
  * published on their channels (runtime.ts), access grants and invites (access.ts), and the
  * account-scoped secret store of installs, sealed at rest (secrets.ts).
