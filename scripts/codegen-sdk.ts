@@ -50,6 +50,36 @@ function operationsWithParameter(doc: OpenApiDoc, where: string, name: string): 
   return found.sort();
 }
 
+type SchemaObject = { $ref?: string; type?: string; properties?: Record<string, SchemaObject>; items?: SchemaObject };
+interface PagedOperation {
+  path: string;
+  /** The member holding the page's rows. */
+  items: 'data' | 'items';
+  /** How the next page is found: the collection envelope's `_links.next`, or `?page=` counted up to the total. */
+  next: 'links' | 'page';
+}
+
+/**
+ * The paged lists among the GET operations, by operationId: collection envelopes (`data` rows,
+ * `_links` of CollectionLinks, `_meta`), and the page-numbered lists that answer
+ * `{ items, total, ... }` and take `page`.
+ */
+export function pagedOperations(doc: OpenApiDoc): Record<string, PagedOperation> {
+  const components = (doc.components ?? {}) as { responses?: Record<string, { content?: Record<string, { schema?: SchemaObject }> }>; parameters?: Record<string, { name?: string; in?: string }> };
+  const found: Record<string, PagedOperation> = {};
+  for (const [route, item] of Object.entries(doc.paths)) {
+    const op = item.get as { operationId?: string; parameters?: { $ref?: string; name?: string; in?: string }[]; responses?: Record<string, { $ref?: string; content?: Record<string, { schema?: SchemaObject }> }> } | undefined;
+    if (!op?.operationId) continue;
+    let ok = op.responses?.['200'];
+    if (ok?.$ref) ok = components.responses?.[ok.$ref.split('/').pop()!];
+    const props = ok?.content?.['application/json']?.schema?.properties ?? {};
+    const query = (op.parameters ?? []).map((p) => (p.$ref ? components.parameters?.[p.$ref.split('/').pop()!] ?? {} : p)).filter((p) => p.in === 'query').map((p) => p.name);
+    if (props.data?.type === 'array' && props._links?.$ref?.endsWith('/CollectionLinks')) found[op.operationId] = { path: route, items: 'data', next: 'links' };
+    else if (props.items?.type === 'array' && props.total?.type === 'integer' && query.includes('page')) found[op.operationId] = { path: route, items: 'items', next: 'page' };
+  }
+  return Object.fromEntries(Object.entries(found).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 async function restModules(published: OpenApiDoc): Promise<[string, string][]> {
   const types = astToString(await openapiTS(structuredClone(published) as never, { alphabetize: true }));
   const servers = (published.servers ?? []) as { url?: string }[];
@@ -68,6 +98,13 @@ export const tokenQueryOperations: readonly string[] = ${JSON.stringify(operatio
  * any other change is sent once.
  */
 export const idempotentOperations: readonly string[] = ${JSON.stringify(operationsWithParameter(published, 'header', 'Idempotency-Key'), null, 2)};
+
+/**
+ * The paged lists, by operationId (what \`sdk.paginate\` walks): \`items\` names the member holding
+ * a page's rows; \`next\` is \`links\` for collection envelopes (follow \`_links.next\`) or \`page\` for
+ * page-numbered lists (\`?page=\` up to the total).
+ */
+export const pagedOperations = ${JSON.stringify(pagedOperations(published), null, 2)} as const;
 `;
   return [
     [`${OUT}/openapi.ts`, `${banner(OPENAPI_SOURCE)}${types}`],
