@@ -17,6 +17,7 @@ import { defineModule } from '../contract';
 import { payoutMigrations } from './migrations';
 import { createHttpPayoutProvider } from './provider';
 import { createPayoutsRepo } from './repo';
+import { createPayoutsResolvers } from './graphql';
 import { createPayoutsRest } from './rest';
 import { createPayoutsService, type PayoutsService } from './service';
 import { createPayoutSubmitter, SUBMIT_JOB, SUBMIT_SWEEP_JOB, type PayoutSubmitter } from './submitter';
@@ -67,6 +68,6 @@ export const payoutsModule = defineModule({
       submitDue = submitter.submitDue;
     }
     const api: PayoutsApi = { payoutEvent: service.payoutEvent, connectEvent: service.connectEvent, subscriptionStatus: service.subscriptionStatus, events: service.events, submitDue };
-    return { api, rest: createPayoutsRest(service) };
+    return { api, rest: createPayoutsRest(service), resolvers: createPayoutsResolvers(service) };
   },
 });
