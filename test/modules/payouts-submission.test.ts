@@ -292,6 +292,14 @@ describe('submitting payout requests to the provider', () => {
     const page = (res.body.data as Json).developerPayouts as Json;
     expect(page.total).toBe(rest.length);
     expect(page.items.map((p: Json) => [p.id, p.status, p.providerBatchId, p.failureReason])).toEqual(rest.map((p) => [p.id, p.status, p.provider_batch_id, p.failure_reason]));
+    // A status filter: the same page on both; a status that is none of the states, the same 400 on both.
+    const failedRest = (await api(t, 'GET', '/developer/payouts', { token: dev.accessToken, query: { status: 'failed' } })).body.data as Json[];
+    const failedGql = await gql(t.url, 'query { developerPayouts(status: "failed") { items { id } total } }', {}, { authorization: `Bearer ${dev.accessToken}` });
+    expect(((failedGql.body.data as Json).developerPayouts.items as Json[]).map((p) => p.id)).toEqual(failedRest.map((p) => p.id));
+    const badRest = await api(t, 'GET', '/developer/payouts', { token: dev.accessToken, query: { status: 'settled' } });
+    const badGql = await gql(t.url, 'query { developerPayouts(status: "settled") { total } }', {}, { authorization: `Bearer ${dev.accessToken}` });
+    expect(badRest.status).toBe(400);
+    expect({ error: badGql.body.errors?.[0]?.extensions?.code, message: badGql.body.errors?.[0]?.message }).toEqual({ error: badRest.body.error, message: badRest.body.message });
     const refused = rest.find((p) => p.payout_email === 'refuse@payee.test')!;
     const one = await gql(t.url, `query ($id: UUID!) { developerPayout(id: $id) { ${PAYOUT_FIELDS} } }`, { id: refused.id }, { authorization: `Bearer ${dev.accessToken}` });
     expect((one.body.data as Json).developerPayout).toMatchObject({ id: refused.id, status: 'failed', failureReason: 'RECEIVER_UNREGISTERED: Receiver is unregistered' });

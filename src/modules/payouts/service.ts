@@ -67,6 +67,8 @@ const PAYOUT_EVENTS: Readonly<Record<string, { to: PayoutStatus; from: readonly 
   'PAYMENT.PAYOUTS-ITEM.FAILED': { to: 'failed', from: ['pending', 'processing'] },
   'PAYMENT.PAYOUTS-ITEM.UNCLAIMED': { to: 'canceled', from: ['pending', 'processing'] },
 };
+/** Every state a payout can be in (the spec's enum of `Payout.status`). */
+const PAYOUT_STATUSES: readonly PayoutStatus[] = ['pending', 'processing', 'paid', 'failed', 'canceled'];
 const TRANSFER_PAID = { to: 'paid' as const, from: ['pending', 'processing'] as const };
 
 export function createPayoutsService(deps: PayoutsDeps) {
@@ -277,6 +279,8 @@ export function createPayoutsService(deps: PayoutsDeps) {
     },
 
     async list(auth: AuthContext, query: { teamId?: string; status?: PayoutStatus }, paging: PageRequest): Promise<Page<Payout>> {
+      // REST's validator refuses any other status before this; GraphQL's `status` is a String.
+      if (query.status !== undefined && !PAYOUT_STATUSES.includes(query.status)) throw AppError.validation(m.badStatus, { fields: [{ field: 'status', message: m.badStatus }] });
       const payee = await payeeOf(auth, query.teamId, 'read');
       const { rows, total } = await repo.payouts(payee.id, query.status, paging);
       return pageOf(rows, total, paging);
