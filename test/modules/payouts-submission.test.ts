@@ -8,6 +8,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decimalAmount } from '../../src/modules/payouts/provider';
 import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 
@@ -303,5 +304,14 @@ describe('submitting payout requests to the provider', () => {
     const refused = rest.find((p) => p.payout_email === 'refuse@payee.test')!;
     const one = await gql(t.url, `query ($id: UUID!) { developerPayout(id: $id) { ${PAYOUT_FIELDS} } }`, { id: refused.id }, { authorization: `Bearer ${dev.accessToken}` });
     expect((one.body.data as Json).developerPayout).toMatchObject({ id: refused.id, status: 'failed', failureReason: 'RECEIVER_UNREGISTERED: Receiver is unregistered' });
+  });
+});
+
+describe('amounts as the provider reads them', () => {
+  test('minor units become the currency\'s decimal string', () => {
+    expect(decimalAmount(1234, 'USD')).toBe('12.34');
+    expect(decimalAmount(5, 'EUR')).toBe('0.05');
+    expect(decimalAmount(1234, 'JPY')).toBe('1234');
+    expect(decimalAmount(9_007_199_254_740_991, 'USD')).toBe('90071992547409.91');
   });
 });
