@@ -9,7 +9,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decimalAmount } from '../../src/modules/payouts/provider';
-import { gql, useTestApp } from '../helpers/app';
+import { gql, services, startTestApp, useTestApp, type TestApp } from '../helpers/app';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 
 type Json = Record<string, any>;
@@ -104,11 +104,12 @@ afterAll(async () => {
   await new Promise((done) => providerServer.close(done));
 });
 
-const t = useTestApp({
+const submissionConfig = {
   auth: { bootstrap_admins: [adminEmail] },
   payments,
   payouts: { enabled: true, client_id: CLIENT_ID, client_secret: CLIENT_SECRET, request_timeout_ms: 5000, batch_size: 2, retry: { max_attempts: 3, base_delay_ms: 10, max_delay_ms: 40, sweep_seconds: 1, lease_ms: 5000 } },
-});
+};
+const t = useTestApp(submissionConfig);
 
 // ---------------------------------------------------------------- helpers
 
@@ -281,6 +282,21 @@ describe('submitting payout requests to the provider', () => {
     expect(fake.callsFor(payout.id)).toBe(3);
     await t.app.modules.payouts.submitDue();
     expect(fake.callsFor(payout.id)).toBe(3);
+  });
+
+  test(`a burst of requests, ${services.postgres ? 'two nodes on one database' : 'racing passes of one node'}: each payout reaches the provider once`, async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await requestTo('ok', 10 + i)).id as string);
+    let second: TestApp | null = null;
+    try {
+      if (services.postgres) second = await startTestApp({ ...submissionConfig, database_url: t.app.config.database_url, redis_prefix: t.app.config.redis_prefix, jobs: { node_id: 'payouts-node-b' } });
+      const passes = [t.app, t.app, second?.app ?? t.app].flatMap((node) => [node.modules.payouts.submitDue(), node.modules.payouts.submitDue()]);
+      await Promise.all(passes);
+      for (const id of ids) expect(await untilSettled(id)).toMatchObject({ status: 'processing', provider_batch_id: fake.batches.get(id)!.batch_header.payout_batch_id });
+      expect(ids.map((id) => fake.callsFor(id))).toEqual(ids.map(() => 1));
+    } finally {
+      await second?.stop();
+    }
   });
 
   test('REST and GraphQL read the same states', async () => {
