@@ -208,14 +208,9 @@ export function createPayoutsRepo(knex: Knex) {
       const rows: { id: string }[] = await knex('payouts').where({ status: 'pending' }).where('locked_until', '<', knex.fn.now()).where('submit_attempts', '>=', maxAttempts).limit(limit).select('id');
       return rows.map((r) => r.id);
     },
-    /** payouts.lockPending: a payout by id for its final failure, locked */
+    /** payouts.lockById: a payout by id, locked (the sweep's give-up of a dead node's last try) */
     async lockById(db: Knex.Transaction, id: string): Promise<Payout | undefined> {
       return one(payoutOf, await db('payouts').where({ id }).forUpdate().first(db.raw(payoutOf.select)));
-    },
-    /** payouts.lastError: the last try's error (operators; not on the wire) */
-    async submission(id: string): Promise<{ attempts: number; lastError: string | null; submittedAt: unknown } | undefined> {
-      const row = await knex('payouts').where({ id }).first('submit_attempts', 'last_error', 'submitted_at');
-      return row ? { attempts: Number(row.submit_attempts), lastError: row.last_error ?? null, submittedAt: row.submitted_at ?? null } : undefined;
     },
     /** payout_events.claim: false when this provider event id was applied before */
     async claimEvent(db: Knex.Transaction, row: { id: string; payout_id: string; event_id: string; event_type: string; from_status: string; to_status: string }): Promise<boolean> {
