@@ -7153,7 +7153,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": null
     },
-    "graphql": null,
+    "graphql": "Query.developerPayout",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -7191,7 +7191,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": null
     },
-    "graphql": null,
+    "graphql": "Query.developerPayouts",
     "internal": false,
     "responses": {
       "200": "application/json",

@@ -148,6 +148,19 @@ export interface Config {
     /** The provider's domain a payout certificate URL must be on (or a subdomain of); null: the API host without its first label. */
     payout_cert_domain: string | null;
   };
+  /**
+   * Submitting payout requests to the payout provider (src/modules/payouts/submitter.ts, ADR 007):
+   * off by default; its API is `payments.payout_api_url`, authenticated with the OAuth2 client
+   * credentials here. `retry` bounds the tries while the provider is unavailable.
+   */
+  payouts: {
+    enabled: boolean;
+    client_id: string | null;
+    client_secret: string | null;
+    request_timeout_ms: number;
+    batch_size: number;
+    retry: { max_attempts: number; base_delay_ms: number; max_delay_ms: number; sweep_seconds: number; lease_ms: number };
+  };
   /** Platform OAuth apps: the platforms whose global (SYSTEM) app credentials are configured. */
   connections: { system_apps: string[] };
   /**
@@ -339,6 +352,14 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     payout_webhook_id: null,
     payout_api_url: 'https://api.payout-provider.com',
     payout_cert_domain: null,
+  },
+  payouts: {
+    enabled: false,
+    client_id: null,
+    client_secret: null,
+    request_timeout_ms: 10_000,
+    batch_size: 20,
+    retry: { max_attempts: 5, base_delay_ms: 30_000, max_delay_ms: 3_600_000, sweep_seconds: 30, lease_ms: 120_000 },
   },
   connections: { system_apps: [] },
   sounds: { blob_store: 'fs', blob_dir: null },
@@ -537,6 +558,11 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
     if (config.payments?.allow_unsigned_webhooks) problems.push('payments.allow_unsigned_webhooks: cannot be enabled in production (it accepts unsigned payment events)');
     if (config.webhooks?.require_signatures === false) problems.push('webhooks.require_signatures: cannot be false in production (it accepts unsigned platform webhooks)');
     problems.push(...productionSecretProblems(config));
+    if (config.payouts?.enabled) {
+      for (const key of ['client_id', 'client_secret'] as const) {
+        if (!config.payouts[key]) problems.push(`payouts.${key}: must be set in production while payouts.enabled is true (the payout provider's credentials)`);
+      }
+    }
   }
   // A lease renewed no more often than it lasts would lapse between renewals.
   if (typeof config.jobs?.lease_renew_ms === 'number' && typeof config.jobs.lease_ttl_ms === 'number' && config.jobs.lease_renew_ms * 2 > config.jobs.lease_ttl_ms) {

@@ -145,6 +145,30 @@ export const configSchema = {
         payout_cert_domain: nullableString,
       },
     },
+    payouts: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Submitting payout requests to the payout provider (src/modules/payouts/submitter.ts, docs/adr/007-payouts.md). Its API is at payments.payout_api_url.',
+      properties: {
+        enabled: { type: 'boolean', description: 'Submit pending payout requests to the provider. Off: requests stay pending until the provider\'s events move them. Production refuses it on without client_id and client_secret.' },
+        client_id: { ...nullableString, description: 'The provider\'s OAuth2 client id (env SVC_PAYOUTS__CLIENT_ID).' },
+        client_secret: { ...nullableString, description: 'The provider\'s OAuth2 client secret (env SVC_PAYOUTS__CLIENT_SECRET). Never logged.' },
+        request_timeout_ms: { type: 'integer', minimum: 100, maximum: 120_000, description: 'Time allowed for one call to the provider; a try without an answer is retried with the same idempotency key.' },
+        batch_size: { type: 'integer', minimum: 1, maximum: 500, description: 'Pending payouts one claim takes and submits at once.' },
+        retry: {
+          type: 'object',
+          additionalProperties: false,
+          description: 'Tries of one payout while the provider is unavailable; out of tries the payout fails with the last error as its reason.',
+          properties: {
+            max_attempts: { type: 'integer', minimum: 1, maximum: 100, description: 'Tries per payout before it fails.' },
+            base_delay_ms: { type: 'integer', minimum: 10, maximum: 86_400_000, description: 'Delay after the first failed try; doubled each try, with jitter.' },
+            max_delay_ms: { type: 'integer', minimum: 10, maximum: 86_400_000, description: 'Longest delay between tries.' },
+            sweep_seconds: { type: 'integer', minimum: 1, maximum: 3600, description: 'How often the cluster looks for due payouts (the periodic payouts.submit-sweep job).' },
+            lease_ms: { type: 'integer', minimum: 1000, maximum: 3_600_000, description: 'How long a node holds a payout it is submitting before another node may try it again.' },
+          },
+        },
+      },
+    },
     chat: {
       type: 'object',
       additionalProperties: false,

@@ -107,6 +107,17 @@ describe('loadConfig', () => {
     expect(development.webhooks.require_signatures).toBe(false);
   });
 
+  test('payout submission: off by default; production refuses it on without the provider\'s credentials, which come from SVC_ variables too', () => {
+    const production = { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
+    expect(loadConfig({ env: {}, overrides: production }).payouts).toMatchObject({ enabled: false, client_id: null, client_secret: null });
+    expect(() => loadConfig({ env: {}, overrides: { ...production, payouts: { enabled: true, client_id: 'id' } } })).toThrow(
+      "payouts.client_secret: must be set in production while payouts.enabled is true (the payout provider's credentials)",
+    );
+    const fromEnv = loadConfig({ env: { SVC_PAYOUTS__ENABLED: 'true', SVC_PAYOUTS__CLIENT_ID: 'id', SVC_PAYOUTS__CLIENT_SECRET: 'provider-secret' }, overrides: production });
+    expect(fromEnv.payouts).toMatchObject({ enabled: true, client_id: 'id', client_secret: 'provider-secret' });
+    expect(() => loadConfig({ env: {}, overrides: { payouts: { retry: { max_attempts: 0 } } } })).toThrow(/payouts\.retry\.max_attempts/);
+  });
+
   test('the listener binds 127.0.0.1 outside production and 0.0.0.0 in production; `host` overrides both', () => {
     const production = { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
     expect(loadConfig({ env: {} }).host).toBe('127.0.0.1');
