@@ -89,7 +89,7 @@ export interface Config {
     max_tokens: number;
     max_cost: number;
   };
-  docs: { swagger_ui: boolean; openapi_json: boolean };
+  docs: { swagger_ui: boolean; openapi_json: boolean; asyncapi_ui: boolean };
   auth: {
     jwt_secret: string;
     ws_token_expiration: number;
@@ -309,7 +309,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     max_tokens: 5000,
     max_cost: 5000,
   },
-  docs: { swagger_ui: true, openapi_json: true },
+  docs: { swagger_ui: true, openapi_json: true, asyncapi_ui: true },
   auth: {
     jwt_secret: env === 'production' ? '' : DEV_JWT_SECRET,
     ws_token_expiration: 900,

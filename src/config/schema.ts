@@ -45,7 +45,7 @@ export const configSchema = {
     docs: {
       type: 'object',
       additionalProperties: false,
-      properties: { swagger_ui: { type: 'boolean' }, openapi_json: { type: 'boolean' } },
+      properties: { swagger_ui: { type: 'boolean' }, openapi_json: { type: 'boolean' }, asyncapi_ui: { type: 'boolean' } },
     },
     auth: {
       type: 'object',
