@@ -31,6 +31,7 @@ import { contractTests, parityModule } from './codegen/parity';
 import { publishedDocuments } from './codegen/published';
 import { graphqlStringLimitsModule } from './codegen/string-limits';
 import { tablesModule } from './codegen/tables';
+import { REFERENCE_DIR, referenceFiles } from './codegen/references';
 import { sdkFiles } from './codegen-sdk';
 
 async function build(): Promise<Map<string, string>> {
@@ -61,6 +62,7 @@ async function build(): Promise<Map<string, string>> {
   // Published only from specs without problems: an operation that failed its checks has no gate.
   if (problems.length === 0) for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl, ws.text)) files.set(file, content);
   for (const [file, content] of await sdkFiles({ schema, files })) files.set(file, content);
+  for (const [file, content] of await referenceFiles(openapi, ws.doc)) files.set(file, content);
   return files;
 }
 
@@ -78,14 +80,14 @@ async function main(): Promise<void> {
       if (!existsSync(target)) drift.push(`${file} is missing`);
       else if (readFileSync(target, 'utf8') !== content) drift.push(`${file} differs from what spec/ produces`);
     }
-    for (const dir of ['generated', 'spec/published']) {
+    for (const dir of ['generated', 'spec/published', REFERENCE_DIR]) {
       const produced = new Set([...files.keys()].filter((f) => path.dirname(f) === dir).map((f) => path.basename(f)));
       for (const stale of existsSync(path.join(root, dir)) ? readdirSync(path.join(root, dir)) : []) {
         if (!produced.has(stale)) drift.push(`${dir}/${stale} is not produced by the specs`);
       }
     }
     if (drift.length) {
-      console.error(`codegen:check: generated/ or spec/published/ is out of date; run npm run codegen and commit.\n  - ${drift.join('\n  - ')}`);
+      console.error(`codegen:check: generated/, spec/published/ or docs/reference/ is out of date; run npm run codegen and commit.\n  - ${drift.join('\n  - ')}`);
       process.exit(1);
     }
     console.log(`codegen:check: ${files.size} generated files match spec/`);
