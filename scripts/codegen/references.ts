@@ -23,7 +23,6 @@ import { errorStatus, messages, scrubbedMessages } from '../../src/errors';
 import { createMetrics } from '../../src/infra/metrics';
 import { fail } from './common';
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- the specs and the schema are read as loose JSON here */
 type Json = any;
 
 export const REFERENCE_DIR = 'docs/reference';
