@@ -11,7 +11,9 @@
  * file. Must not read src/: generated code is a function of spec/ and codegen.yml alone, except
  * generated/tables.ts, a function of the modules' migrations (scripts/codegen/tables.ts imports
  * their migration lists and the database opener that runs them on an in-memory PGlite, never
- * src/app.ts or a module that could import generated/tables.ts itself).
+ * src/app.ts or a module that could import generated/tables.ts itself), and the reference pages
+ * in docs/reference/ (scripts/codegen/references.ts), which also read the config schema and
+ * defaults, the error table and the metrics registry from their data modules, never src/app.ts.
  *
  * This file is the driver: one part per spec under scripts/codegen/ (openapi.ts, which bundles
  * spec/openapi/ with openapi-parts.ts; graphql.ts, which bundles spec/graphql/ with
