@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from './schema';
 
@@ -515,6 +515,10 @@ function packageVersion(): string {
   }
 }
 
+let compiledValidator: ValidateFunction | null = null;
+/** The schema's validator, compiled once per process (loadConfig runs many times in tests and codegen). */
+const configValidator = (): ValidateFunction => (compiledValidator ??= new Ajv({ allErrors: true, strict: false }).compile(configSchema));
+
 /**
  * Loads configuration. `overrides` is merged last (tests use it instead of files); every problem
  * is collected and reported together in one ConfigError.
@@ -527,8 +531,7 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   const envName = (layered.env ?? 'development') as Env;
   const merged = merge({ ...configDefaults(['development', 'test', 'production'].includes(envName) ? envName : 'development'), version: packageVersion() }, layered);
 
-  const ajv = new Ajv({ allErrors: true, strict: false });
-  const validate = ajv.compile(configSchema);
+  const validate = configValidator();
   if (!validate(merged)) {
     for (const e of validate.errors ?? []) {
       const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(root)';
