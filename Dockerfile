@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The service image (README "Production"): a build stage compiles TypeScript to dist/ and prunes
+# The service image (docs/guides/production.md): a build stage compiles TypeScript to dist/ and prunes
 # node_modules to production dependencies; the final stage holds only dist/, package.json, the
 # lock file and those dependencies, runs as the unprivileged `node` user, and starts
 # `node dist/main.js` directly (no npm, no shell), so SIGTERM from `docker stop` reaches the

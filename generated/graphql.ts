@@ -1988,6 +1988,12 @@ export type AdminPlan = {
   chatRetentionDays: Scalars['Int']['output'];
   /** 0 is unlimited. */
   maxSettingPresets: Scalars['Int']['output'];
+  /** Sounds an account may keep. */
+  maxSounds: Scalars['Int']['output'];
+  /** Largest sound file, in bytes. */
+  maxSoundFileSize: Scalars['Float']['output'];
+  /** Bytes of sounds an account may keep. */
+  maxSoundStorageBytes: Scalars['Float']['output'];
   stripeProductId: Maybe<Scalars['String']['output']>;
   stripeMonthlyPriceId: Maybe<Scalars['String']['output']>;
   stripeYearlyPriceId: Maybe<Scalars['String']['output']>;
@@ -3765,6 +3771,9 @@ export type AdminPlanResolvers<ContextType = GraphQLContext, ParentType extends 
   maxIntegrations?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   chatRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   maxSettingPresets?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxSounds?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxSoundFileSize?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  maxSoundStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   stripeProductId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   stripeMonthlyPriceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   stripeYearlyPriceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;

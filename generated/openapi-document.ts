@@ -67,15 +67,15 @@ export const openapiDocument = {
     },
     {
       "name": "ideas",
-      "description": "The community ideas board (issue 15, point 1). `/ideas/categories/{id}` and\n`/ideas/{id}/status`, `/vote`, `/comments`, `/participants`, `/voters` overlap in form only:\nthe router tries a literal segment before a parameter, and an idea `{id}` is a UUID, which\n`categories` never is.\n"
+      "description": "The community ideas board. `/ideas/categories/{id}` and\n`/ideas/{id}/status`, `/vote`, `/comments`, `/participants`, `/voters` overlap in form only:\nthe router tries a literal segment before a parameter, and an idea `{id}` is a UUID, which\n`categories` never is.\n"
     },
     {
       "name": "developer",
-      "description": "Developer applications, verification, developer keys (`lm_dev_`) and teams (issue 14, developer module)."
+      "description": "Developer applications, verification, developer keys (`lm_dev_`) and teams."
     },
     {
       "name": "payouts",
-      "description": "Developer revenue, payout settings and payout requests moved by the payout provider (issue 33)."
+      "description": "Developer revenue, payout settings and payout requests moved by the payout provider."
     },
     {
       "name": "webhooks",
@@ -3624,6 +3624,9 @@ export const openapiDocument = {
     "/admin/admin-roles/{id}/members": {
       "get": {
         "operationId": "adminRoleMembers",
+        "x-graphql-name": {
+          "id": "roleId"
+        },
         "tags": [
           "admin"
         ],
@@ -3710,6 +3713,9 @@ export const openapiDocument = {
     "/admin/admin-roles/{id}/members/{user_id}": {
       "put": {
         "operationId": "adminAssignUserRole",
+        "x-graphql-name": {
+          "id": "roleId"
+        },
         "tags": [
           "admin"
         ],
@@ -3805,6 +3811,9 @@ export const openapiDocument = {
       },
       "delete": {
         "operationId": "adminUnassignUserRole",
+        "x-graphql-name": {
+          "id": "roleId"
+        },
         "tags": [
           "admin"
         ],
@@ -3902,6 +3911,9 @@ export const openapiDocument = {
     "/admin/api-keys/{kind}/{id}": {
       "patch": {
         "operationId": "adminUpdateApiKey",
+        "x-graphql-differs": {
+          "kind": "GraphQL shares one ApiKeyKind enum (DEVELOPER too) across key kinds; the admin resolvers refuse DEVELOPER as REST does not route it"
+        },
         "tags": [
           "apikeys"
         ],
@@ -4032,6 +4044,9 @@ export const openapiDocument = {
       },
       "delete": {
         "operationId": "adminDeleteApiKey",
+        "x-graphql-differs": {
+          "kind": "GraphQL shares one ApiKeyKind enum (DEVELOPER too) across key kinds; the admin resolvers refuse DEVELOPER as REST does not route it"
+        },
         "tags": [
           "apikeys"
         ],
@@ -4109,6 +4124,9 @@ export const openapiDocument = {
     "/admin/api-keys/{kind}/{id}/rotate": {
       "post": {
         "operationId": "adminRotateApiKey",
+        "x-graphql-differs": {
+          "kind": "GraphQL shares one ApiKeyKind enum (DEVELOPER too) across key kinds; the admin resolvers refuse DEVELOPER as REST does not route it"
+        },
         "tags": [
           "apikeys"
         ],
@@ -9434,6 +9452,9 @@ export const openapiDocument = {
     "/chat/history": {
       "get": {
         "operationId": "chatHistory",
+        "x-graphql-differs": {
+          "search": "REST takes the keywords comma-separated in one query value; GraphQL takes them as a list"
+        },
         "tags": [
           "chat"
         ],
@@ -9757,6 +9778,13 @@ export const openapiDocument = {
     "/chat/users/search": {
       "get": {
         "operationId": "searchPlatformUsers",
+        "x-graphql-name": {
+          "q": "query",
+          "platform": "platforms"
+        },
+        "x-graphql-differs": {
+          "platform": "REST takes the platforms comma-separated in one query value; GraphQL takes them as a list"
+        },
         "tags": [
           "chat"
         ],
@@ -11306,6 +11334,9 @@ export const openapiDocument = {
     "/developer/extensions/{id}/access": {
       "post": {
         "operationId": "grantExtensionAccess",
+        "x-graphql-name": {
+          "id": "extensionId"
+        },
         "tags": [
           "extensions"
         ],
@@ -11408,6 +11439,9 @@ export const openapiDocument = {
     "/developer/extensions/{id}/access-invites": {
       "post": {
         "operationId": "createExtensionAccessInvite",
+        "x-graphql-name": {
+          "id": "extensionId"
+        },
         "tags": [
           "extensions"
         ],
@@ -15230,6 +15264,9 @@ export const openapiDocument = {
     "/events": {
       "get": {
         "operationId": "events",
+        "x-graphql-differs": {
+          "types": "REST takes the event types comma-separated in one query value; GraphQL takes them as a list"
+        },
         "tags": [
           "events"
         ],
@@ -21478,6 +21515,9 @@ export const openapiDocument = {
     "/public-stats/emotes": {
       "get": {
         "operationId": "publicEmotes",
+        "x-graphql-differs": {
+          "animated": "a query value is text (empty means either); GraphQL takes a Boolean, null meaning either"
+        },
         "tags": [
           "public-stats"
         ],
@@ -25228,7 +25268,7 @@ export const openapiDocument = {
         }
       },
       "DeleteTokenResult": {
-        "description": "The key was deleted (issue 8; GraphQL `DeleteTokenResult`).",
+        "description": "The key was deleted (GraphQL `DeleteTokenResult`).",
         "content": {
           "application/json": {
             "schema": {
@@ -25672,7 +25712,7 @@ export const openapiDocument = {
         }
       },
       "SoundResult": {
-        "description": "The sound (issue 13 point 6).",
+        "description": "The sound.",
         "content": {
           "application/json": {
             "schema": {
@@ -25738,7 +25778,7 @@ export const openapiDocument = {
         }
       },
       "WebhookReceived": {
-        "description": "Acknowledged (issue 12): a valid payload, including one with no matching connection or an unhandled type.",
+        "description": "Acknowledged: a valid payload, including one with no matching connection or an unhandled type.",
         "content": {
           "application/json": {
             "schema": {
@@ -25796,6 +25836,11 @@ export const openapiDocument = {
     },
     "schemas": {
       "Account": {
+        "x-table": "accounts",
+        "x-computed": {
+          "plan": "the slug of the plan the account is on, joined from plans by accounts.plan_id",
+          "role": "the caller's role in the account, joined from account_members and account_roles"
+        },
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -26347,6 +26392,9 @@ export const openapiDocument = {
         }
       },
       "AdminApiKey": {
+        "x-graphql-differs": {
+          "kind": "GraphQL shares one ApiKeyKind enum (DEVELOPER too) across key kinds; an admin listing holds personal and service keys only"
+        },
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -28029,6 +28077,11 @@ export const openapiDocument = {
         }
       },
       "CreatePlanRequest": {
+        "x-graphql-omit": {
+          "max_sounds": "GraphQL adminCreatePlan does not take the sound limits yet: they start at 0, set them with REST",
+          "max_sound_file_size": "GraphQL adminCreatePlan does not take the sound limits yet: they start at 0, set them with REST",
+          "max_sound_storage_bytes": "GraphQL adminCreatePlan does not take the sound limits yet: they start at 0, set them with REST"
+        },
         "description": "Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`\n0 keeps forever, `max_setting_presets` 0 is unlimited). Slug format and signs are checked by\nthe service with the plan rules' messages, so the schema only bounds the numbers (32-bit;\nbyte sizes up to 2^53 - 1).\n`currency` defaults to `USD`.\n",
         "type": "object",
         "additionalProperties": false,
@@ -29237,6 +29290,10 @@ export const openapiDocument = {
         }
       },
       "Event": {
+        "x-table": "events",
+        "x-graphql-name": {
+          "type": "eventType"
+        },
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -31692,6 +31749,7 @@ export const openapiDocument = {
         }
       },
       "Overlay": {
+        "x-table": "overlays",
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -32138,7 +32196,7 @@ export const openapiDocument = {
       "PrivacyErasure": {
         "type": "object",
         "additionalProperties": false,
-        "description": "What one privacy erasure removed or de-identified (issue 33 item 5); zeros when nothing was left.",
+        "description": "What one privacy erasure removed or de-identified; zeros when nothing was left.",
         "required": [
           "platform",
           "subject_hash",
@@ -33952,6 +34010,7 @@ export const openapiDocument = {
         }
       },
       "Sound": {
+        "x-table": "sounds",
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -34599,6 +34658,11 @@ export const openapiDocument = {
         }
       },
       "UpdatePlanRequest": {
+        "x-graphql-omit": {
+          "max_sounds": "GraphQL adminUpdatePlan keeps the sound limits as they are (its input says so); REST sets them",
+          "max_sound_file_size": "GraphQL adminUpdatePlan keeps the sound limits as they are (its input says so); REST sets them",
+          "max_sound_storage_bytes": "GraphQL adminUpdatePlan keeps the sound limits as they are (its input says so); REST sets them"
+        },
         "description": "Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`\n0 keeps forever, `max_setting_presets` 0 is unlimited). Slug format and signs are checked by\nthe service with the plan rules' messages, so the schema only bounds the numbers (32-bit;\nbyte sizes up to 2^53 - 1).\nThe full editable set, without the slug; omitted optional fields become null.\n",
         "type": "object",
         "additionalProperties": false,
@@ -34984,6 +35048,7 @@ export const openapiDocument = {
         }
       },
       "Widget": {
+        "x-table": "widgets",
         "type": "object",
         "additionalProperties": false,
         "required": [

@@ -1,5 +1,5 @@
 /**
- * Chat history benchmark (issue 13, point 2): seeds 1,000,000 chat messages of one account (plus
+ * Chat history benchmark: seeds 1,000,000 chat messages of one account (plus
  * 100,000 of a second account) into a scratch PostgreSQL database it creates and drops, then runs
  * the chat repository's own history query (page and count) for keyword searches and filters,
  * printing EXPLAIN ANALYZE timings and the median / p95 of timed runs against the 100 ms target.

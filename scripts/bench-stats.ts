@@ -1,5 +1,5 @@
 /**
- * Public-statistics browse benchmark (issue 15: "browse over 100,000 channels answers in under
+ * Public-statistics browse benchmark (target: "browse over 100,000 channels answers in under
  * 100 ms on PostgreSQL"). Creates a scratch database on the server of DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/postgres), runs the stats module's migrations there (after
  * a stand-in `users` table the watchlist references), seeds BENCH_CHANNELS channels (default

@@ -1,5 +1,5 @@
 /**
- * The bench (`npm run bench`; README "Performance"). Starts the service as its own process, as
+ * The bench (`npm run bench`; docs/guides/performance.md). Starts the service as its own process, as
  * `npm start` does, on a scratch database (embedded PGlite in a temporary directory by default;
  * a throw-away database on the server of DATABASE_URL, and REDIS_URL under a fresh prefix, when
  * set), next to references in their own processes: a bare Express 5 JSON endpoint, a bare `ws`
@@ -588,7 +588,7 @@ function partsFigure(kept: LoadResult[], floor: LoadResult[], bare: LoadResult[]
 
 /**
  * The share of a cold case's requests that a kept event page answered (svc_kept_answers_total): at
- * most one in a hundred, or the case measured the cache (issue 27: before its pools were walked in
+ * most one in a hundred, or the case measured the cache (before its pools were walked in
  * order, a fifth of the cold pages were kept ones).
  */
 function keptFigure(name: string, runs: LoadResult[]): Figure {
@@ -602,8 +602,8 @@ const POOL_FILL_SAMPLE = 200;
 /**
  * Asks `sample` one request at a time of the set-up process (not the measured service, whose kept
  * pages it would warm) and counts the events each page answered: the cold case must ask pages that
- * hold events, as a dashboard paging through results does (issue 27: until its eighth session two
- * thirds of the pool's pages were past the end of their filter, and empty pages cost little).
+ * hold events, as a dashboard paging through results does (an earlier pool drew pages whatever
+ * their filter held: two thirds of them were past the end of their filter, and empty pages cost little).
  */
 async function sampledFill(base: string, sample: readonly PoolRequest[]): Promise<{ empty: number; items: number }> {
   let empty = 0;

@@ -29,7 +29,7 @@ import { openapiDocumentModule, openapiTypes, readOpenapi, restModule } from './
 import { graphqlSchemaModule, graphqlTypes, readGraphql } from './codegen/graphql';
 import { readWs, wsDocumentModule, wsModules } from './codegen/ws';
 import { platformModules, readPlatforms } from './codegen/platforms';
-import { contractTests, parityModule } from './codegen/parity';
+import { checkSpecAgreement, contractTests, parityModule } from './codegen/parity';
 import { publishedDocuments } from './codegen/published';
 import { graphqlStringLimitsModule } from './codegen/string-limits';
 import { tablesModule } from './codegen/tables';
@@ -60,6 +60,7 @@ async function build(): Promise<Map<string, string>> {
   files.set('generated/parity.ts', parityModule(routes, gates, schema));
   files.set('generated/graphql-string-limits.ts', graphqlStringLimitsModule(openapi, routes, schema));
   files.set('generated/tables.ts', await tablesModule());
+  checkSpecAgreement(openapi, routes, schema, files.get('generated/tables.ts')!);
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));
   // Published only from specs without problems: an operation that failed its checks has no gate.
   if (problems.length === 0) for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl, ws.text)) files.set(file, content);

@@ -1,5 +1,5 @@
 /**
- * The breaking-change gate over the three published documents (issue 30, point 6).
+ * The breaking-change gate over the three published documents.
  *
  *   npm run spec:diff      compare spec/published/ with the released snapshot in spec/released/;
  *                          exit 1 on a breaking change that spec/breaking-changes.yaml does not

@@ -23,6 +23,7 @@ import { createRateLimiter, rateLimitStep } from './http/rate-limit';
 import { createOperationIndex } from './http/operations';
 import { clientAddressResolver } from './http/request';
 import { createRestDispatcher } from './http/rest';
+import { unboundMessages, type UnboundGraphql, type UnboundRest } from './modules/bindings';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { loggedBus } from './realtime/resume';
 import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, REDIS_CONNECT_TIMEOUT_MS, withNearCache, type Cache } from './infra/cache';
@@ -134,11 +135,16 @@ type Intersect<U> = (U extends unknown ? (x: U) => void : never) extends (x: inf
 type Provided<Part extends 'rest' | 'Query' | 'Mutation'> = Intersect<
   BindingsOf<Modules[number]> extends infer B ? (B extends unknown ? (Part extends 'rest' ? NonNullable<B extends { rest: infer R } ? R : unknown> : NonNullable<B extends { resolvers: { [K in Part]: infer R } } ? R : unknown>) : never) : never
 >;
-/** Compile-time completeness, as a missing handler was before: a name here is an operation no module binds. */
-type Complete<Missing extends never> = Missing;
-export type UnboundOperations = Complete<Exclude<OperationId, keyof Provided<'rest'>>>;
-export type UnboundQueries = Complete<Exclude<keyof QueryResolvers, keyof Provided<'Query'>>>;
-export type UnboundMutations = Complete<Exclude<keyof MutationResolvers, keyof Provided<'Mutation'>>>;
+/**
+ * Compile-time completeness, as a missing handler was before: an operation or field no module binds
+ * makes tsc say `'"complete"' is not assignable to '"operation X has no REST handler in module Y ..."'`
+ * (src/modules/bindings.ts); foldModules refuses to start with the same words.
+ */
+export const bindingsComplete: [
+  UnboundRest<Exclude<OperationId, keyof Provided<'rest'>>>,
+  UnboundGraphql<'Query', Exclude<keyof QueryResolvers, keyof Provided<'Query'>> & string>,
+  UnboundGraphql<'Mutation', Exclude<keyof MutationResolvers, keyof Provided<'Mutation'>> & string>,
+] = ['complete', 'complete', 'complete'];
 
 /** Relational migrations of every module (ordered by their timestamped names when they run). */
 export const relationalMigrations: readonly Migration[] = moduleList().flatMap((m) => ('migrations' in m ? (m.migrations ?? []) : []));
@@ -228,6 +234,8 @@ function foldModules(modules: Modules, infra: Omit<BuildContext, 'use' | 'channe
     Object.assign(channelOwners, bindings.channelOwners);
     built.push({ name: module.name, bindings });
   }
+  const unbound = unboundMessages(rest, { Query, Mutation });
+  if (unbound.length) throw new Error(`the modules leave ${unbound.length} operation(s) unbound:\n  - ${unbound.join('\n  - ')}`);
   return {
     apis: apis as ModuleApis,
     rest: rest as unknown as RestHandlers<RequestContext>,

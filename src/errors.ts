@@ -6,7 +6,7 @@
 export const errorStatus = {
   BAD_REQUEST: 400,
   VALIDATION_ERROR: 400,
-  /** Issue 29: a used, expired or unknown one-time login code (`POST /v1/auth/login/exchange`). */
+  /** A used, expired or unknown one-time login code (`POST /v1/auth/login/exchange`). */
   INVALID_LOGIN_CODE: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
@@ -30,9 +30,9 @@ export const errorStatus = {
   INTERNAL_SERVER_ERROR: 500,
   /** A store this request needs cannot be reached right now (an outage, not a fault): retry after `Retry-After`. */
   SERVICE_UNAVAILABLE: 503,
-  /** The chat platform an operation must ask is not configured or does not answer (README, "Outages"). */
+  /** The chat platform an operation must ask is not configured or does not answer (docs/guides/operating.md, "Outages"). */
   PLATFORM_UNAVAILABLE: 503,
-  /** Issue 29: a sign-in provider that cannot be reached or answers nonsense. */
+  /** A sign-in provider that cannot be reached or answers nonsense. */
   PROVIDER_UNAVAILABLE: 502,
 } as const;
 
@@ -185,7 +185,7 @@ const CONNECTION_LOST = /Connection terminated|connection error and is not query
 /**
  * A store outage rather than a fault of the request or the code: the database refuses or drops
  * connections, shuts down, or the pool waited in vain for one; or Redis is known down. Answered
- * 503 SERVICE_UNAVAILABLE with Retry-After (README, "Outages"), never a 500.
+ * 503 SERVICE_UNAVAILABLE with Retry-After (docs/guides/operating.md, "Outages"), never a 500.
  */
 export function isOutage(error: unknown): boolean {
   // Duck-typed: socket errors come from Node's own realm, where `instanceof Error` can fail (jest).

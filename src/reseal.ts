@@ -1,7 +1,7 @@
 /**
  * `npm run secrets:reseal`: seals again, with the sealing key, every stored value another key
- * sealed (src/auth/sealed.ts), so that key can be marked `retired` and then removed (README "Key
- * rotation"). Safe while nodes serve, once every node lists the sealing key. Exits 0 when every
+ * sealed (src/auth/sealed.ts), so that key can be marked `retired` and then removed
+ * (docs/guides/production.md, "Key rotation on several nodes"). Safe while nodes serve, once every node lists the sealing key. Exits 0 when every
  * value is now under the sealing key, 2 when some could not be opened (named by key id, left as
  * they are). `--check` only reports what each key holds and what this configuration cannot open.
  */

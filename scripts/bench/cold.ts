@@ -1,5 +1,5 @@
 /**
- * The bench's cases of what users hit beside the kept page (scripts/bench.ts; issue 27): many
+ * The bench's cases of what users hit beside the kept page (scripts/bench.ts): many
  * accounts with keys of their own and events of their own, the pools of distinct requests the
  * cold cases draw from at random (page, size, filter and user: no kept result can answer them),
  * and the CPU the stores spend (PostgreSQL backends of the scratch database, the Redis server),
@@ -90,9 +90,8 @@ function matching(filter: Draw['filter'], eventsPerUser: number): number {
 
 /**
  * One random request over `accounts`: a page size of 10..50, one filter of five kinds (or none), and
- * a page among those the filter fills (a dashboard pages through results; until issue 27's eighth
- * session pages were drawn from 1..12 whatever the filter held, and two thirds of them were past
- * the end: empty pages, which cost the service little and measured mostly its fixed cost).
+ * a page among those the filter fills (a dashboard pages through results; an earlier pool drew pages from 1..12 whatever the filter
+ * held, and two thirds of them were past the end: empty pages, which cost the service little and measured mostly its fixed cost).
  */
 function drawOne(accounts: readonly BenchAccount[], random: () => number, now: number, eventsPerUser: number): Draw {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
@@ -128,7 +127,7 @@ function drawOne(accounts: readonly BenchAccount[], random: () => number, now: n
  * a request less than COLD_REPEAT_DISTANCE places before it (or, counted around the end, after it) is
  * drawn again. The unfiltered pages of the 20 users (9,840 distinct) are a third of the draws, so
  * drawn freely a pool repeats them every few thousand requests, which kept pages would answer (a
- * fifth of the requests, before issue 27's seventh session).
+ * fifth of the requests, when the pools were drawn freely).
  */
 function draws(accounts: readonly BenchAccount[], eventsPerUser: number, count: number, seed: number): Draw[] {
   const random = generator(seed);

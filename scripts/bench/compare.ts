@@ -1,5 +1,5 @@
 /**
- * Paired comparison of two checkouts of this service on one machine (issue 27): `npm run bench`
+ * Paired comparison of two checkouts of this service on one machine: `npm run bench`
  * measures one build, and on a machine shared with other work its figures move more between runs
  * than a cut moves them. Here both builds serve the same scratch database at once, and each
  * round loads one build, then the other, case by case, a few seconds each: both see the same
@@ -11,7 +11,7 @@
  * required: the data is made once, through build A, and read by both). COMPARE_ROUNDS (4),
  * COMPARE_SECONDS (5), COMPARE_CASES (cold,coldgql,events), COMPARE_RATE (requests per second over
  * all connections; unset: as fast as answered). At a fixed rate both builds do the same work per
- * second, and CPU per request moves far less between rounds than at full speed (issue 27).
+ * second, and CPU per request moves far less between rounds than at full speed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

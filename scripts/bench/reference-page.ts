@@ -1,5 +1,5 @@
 /**
- * The bench's floor for the cold events page (issue 27): the same requests answered
+ * The bench's floor for the cold events page: the same requests answered
  * with none of the service's pipeline. Bare `node:http`; the key's account found by its hash
  * (`tokenHash`) in the credentials table once and then from a map; the query string read by
  * URLSearchParams; the page through the service's own events domain (`list`: its filter, paging

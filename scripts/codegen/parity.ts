@@ -1,12 +1,17 @@
 /**
  * Parity: every REST operation with a GraphQL twin declares the same gate on both, and its domain
  * value serves the twin's result (generated/parity.ts); the contract test file runs one suite per
- * twin (test/contract/parity.generated.test.ts).
+ * twin (test/contract/parity.generated.test.ts). The twins' fields agree both ways, request and
+ * answer (field-parity.ts), and every stored resource's fields are columns of its table
+ * (storage.ts): checkSpecAgreement runs both, after generated/tables.ts is built.
  */
 import { getNamedType, isLeafType, type GraphQLSchema } from 'graphql';
 import { BANNER, fail } from './common';
 import { sameGate, type Gate } from './gates';
-import type { Route } from './openapi';
+import type { OpenApiDoc, Route } from './openapi';
+import { checkFieldParity } from './field-parity';
+import { checkStorage } from './storage';
+import { specSources } from './spec-sources';
 
 /**
  * Twins whose GraphQL field answers an object: the REST binding's domain value (by its default
@@ -49,6 +54,13 @@ export function parityModule(routes: Route[], gates: Record<string, Gate>, schem
       }
       return { operationId: r.operationId, method: r.method, path: r.path, graphql: r.graphql!, gate: r.gate };
     });
+  const sources = specSources();
+  const moduleOf = (file: string) => /^spec\/(?:openapi|graphql)\/modules\/([^/.]+)/.exec(file)?.[1] ?? file;
+  const operationModules = Object.fromEntries(routes.map((r) => [r.operationId, moduleOf(sources.pathFile(r.path))]));
+  const fieldModules: Record<string, string> = {};
+  for (const rootType of [schema.getQueryType(), schema.getMutationType()]) {
+    for (const field of Object.values(rootType?.getFields() ?? {})) fieldModules[`${rootType!.name}.${field.name}`] = moduleOf(sources.graphqlFile(field.astNode));
+  }
   return `${BANNER}import type { Gate } from './gates';
 import type { Mutation, Query } from './graphql';
 import type { DefaultStatus, DomainResults, OperationId } from './rest';
@@ -63,6 +75,17 @@ export interface Twin {
 }
 
 export const twins: readonly Twin[] = ${JSON.stringify(twins, null, 2)};
+
+/**
+ * The module that declares each REST operation (its part spec/openapi/modules/<module>), whose
+ * rest.ts binds it: how an unbound operation is reported (src/modules/bindings.ts).
+ */
+export const operationModules = ${JSON.stringify(operationModules, null, 2)} as const satisfies Record<OperationId, string>;
+export type OperationModules = typeof operationModules;
+
+/** The module that declares each Query and Mutation field (spec/graphql/modules/<module>.graphql), whose graphql.ts resolves it. */
+export const graphqlFieldModules = ${JSON.stringify(fieldModules, null, 2)} as const;
+export type GraphqlFieldModules = typeof graphqlFieldModules;
 ${twinShapeChecks(routes, schema)}`;
 }
 
@@ -84,4 +107,15 @@ const twin = (operationId: string) => {
 
 ${twins.map((r) => `describeTwinContract(fixtures, twin('${r.operationId}'));`).join('\n')}
 `;
+}
+
+/**
+ * The checks across specs and storage: REST ↔ GraphQL fields of every twin (field-parity.ts) and
+ * the stored resources' properties ↔ the columns of generated/tables.ts (storage.ts). Problems go
+ * to the shared list, naming the spec file (or migration) to edit.
+ */
+export function checkSpecAgreement(openapi: OpenApiDoc, routes: Route[], schema: GraphQLSchema, tablesText: string): void {
+  const sources = specSources();
+  checkFieldParity(openapi, routes, schema, sources);
+  checkStorage(openapi, tablesText, sources);
 }

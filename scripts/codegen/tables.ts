@@ -1,7 +1,7 @@
 /**
  * generated/tables.ts: every relational and time-series table's columns as a `Columns` literal
  * (src/infra/db/rows.ts), read from the catalogue of an in-memory PGlite that ran every module's
- * migrations, so a stored-only row names its columns once, in its migration (issue 28).
+ * migrations, so a stored-only row names its columns once, in its migration.
  *
  * This is the one part of codegen that reads src/: the modules' migration lists (and the database
  * opener that runs them), imported directly rather than through src/app.ts, so codegen never loads

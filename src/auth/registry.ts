@@ -272,9 +272,9 @@ const adminOnlyPermissions = [
   'copyright:moderate',
   'user-roles:read', 'user-roles:create', 'user-roles:edit', 'user-roles:delete',
   'crawler:scope-read', 'crawler:scope-edit', 'crawler:watchlist-read', 'crawler:watchlist-create', 'crawler:watchlist-delete',
-  // Issue 31: GET /v1/admin/workers (which node holds which platform ingest channel).
+  // GET /v1/admin/workers (which node holds which platform ingest channel).
   'workers:read',
-  // Issue 32: GET /v1/admin/mail/outbox (pending and failed mail with its last error).
+  // GET /v1/admin/mail/outbox (pending and failed mail with its last error).
   'mail:read',
   // POST /v1/admin/mail/outbox/{id}/retry: an operator queues a failed message again.
   'mail:edit',

@@ -3,7 +3,7 @@
  * node:crypto, one random 96-bit IV per value, the key id in the sealed text so keys rotate. A
  * database dump holds only sealed text.
  *
- * Each configured key has a state (README "Key rotation"): `sealing` (new values are sealed with
+ * Each configured key has a state (docs/guides/production.md, "Key rotation on several nodes"): `sealing` (new values are sealed with
  * it; exactly one, by default the first listed), `decrypt-only` (opens what it sealed, seals
  * nothing: a new key is added so on every node before any node seals with it, and an old one
  * stays so until `npm run secrets:reseal` has rewritten its values), `retired` (opens nothing; a

@@ -214,7 +214,7 @@ function inRounds(run: (items: string[]) => Promise<void>): (item: string) => Pr
 
 /*
  * The statements of every key-authenticated request, named (src/infra/db/statement.ts) so each
- * connection, and PGlite, parses and plans them once (issue 27, second embedded pass).
+ * connection, and PGlite, parses and plans them once.
  */
 /** A row by hash, with the access version its statement saw. */
 const KEY_ROW = `select *, ${ACCESS_VERSION_COLUMN} from credentials where token_hash = ? limit 1`;

@@ -198,7 +198,7 @@ export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore;
         // A function of the key row's fields and the owner's grants alone: against grants that are
         // a kept value (the principal's hot read, unchanged since its version), it is built once per
         // key row and shared by the requests it serves, deep-frozen (src/infra/kept.ts). Sets and a
-        // context per request were a tenth of a cold page's credential step (issue 27).
+        // context per request were a tenth of a cold page's credential step.
         return keptRendering(owner, `user_api_key ${keyRowFields(row)}`, () => keep(build()).value);
       }
       case 'service_key':

@@ -25,7 +25,7 @@ export interface SystemKeyConfig {
 export type ProviderPurpose = 'login' | 'channel' | 'bot';
 
 /**
- * A sign-in provider (issue 29). `oidc`: `issuer` is discovered (`/.well-known/openid-configuration`)
+ * A sign-in provider. `oidc`: `issuer` is discovered (`/.well-known/openid-configuration`)
  * and the endpoints below override what it announces; `oauth2`: no discovery and no ID token, the
  * endpoints are given and the subject comes from userinfo. The file may name an environment
  * variable instead of the secret (`client_secret_env`); loadConfig resolves it.
@@ -223,7 +223,7 @@ export interface Config {
    */
   bus: { heartbeat_ms: number; heartbeat_bound_ms: number };
   /**
-   * Outgoing mail (src/modules/mail, README "Mail"): `transport` `smtp` (nodemailer) or `log` (a
+   * Outgoing mail (src/modules/mail, docs/guides/operating.md "The mail outbox"): `transport` `smtp` (nodemailer) or `log` (a
    * log line per message, the development default; production refuses it unless
    * `allow_log_transport`). `from` is the sender; `link_base` the dashboard origin links point at.
    * `smtp.pass_env` names an environment variable holding the password (read here, once).

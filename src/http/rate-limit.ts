@@ -165,7 +165,7 @@ function batchedDraw(tiers: Record<RateTier, RateLimiterLike>, beforeSend: () =>
  * socket write: the client's connection is corked at the first of them and uncorked once the
  * queues drained (a `process.nextTick` runs after the microtasks queued before it). The requests a
  * counter round releases together (hot-read.ts) reach their rate limit in the same turn, each with
- * a bucket of its own (issue 27: one Redis send per request was the second socket write of a cold
+ * a bucket of its own (one Redis send per request was the second socket write of a cold
  * page). Each increment is still its own atomic script on Redis, answered in order: only the
  * sends are joined, not the counting.
  */

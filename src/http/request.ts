@@ -78,7 +78,7 @@ function isFresh(req: IncomingMessage, res: ServerResponse): boolean {
 /**
  * Sends a string or bytes with the headers Express's `res.send` would set. A string is written as
  * it is (as Express writes it): its UTF-8 bytes, length and ETag are those of `Buffer.from(body)`,
- * without copying it into a buffer first (issue 27: a page's copy per answer).
+ * without copying it into a buffer first (a page's copy per answer).
  */
 export function sendBody(req: IncomingMessage, res: ServerResponse, status: number, body: string | Buffer, contentType: string, etag?: string): void {
   res.statusCode = status;

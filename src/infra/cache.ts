@@ -52,7 +52,7 @@ const REDIS_SUSPEND_MS = 1000;
 
 /**
  * Client options for every connection. No offline queue: while the connection is down a command
- * is refused at once instead of piling up until a retry limit (the 3–6 s REDIS_ERROR of issue 7).
+ * is refused at once instead of piling up until a retry limit (which used to answer REDIS_ERROR after 3–6 s).
  * Unanswered commands are never re-sent after a reconnection (their callers already gave up), and
  * reconnection keeps trying about once a second, so recovery follows Redis within a second.
  */

@@ -119,7 +119,7 @@ export function keep<T>(value: T): { value: T; bytes: number } {
  * that cannot be frozen: no Date, no byte array), and their direct members: what a rendering is
  * memoised against is a kept value itself (a row, a principal's grants) or a page's `items`.
  * Deeper objects are frozen but not marked: a mark is a WeakSet entry, and marking every row
- * and payload of an event page was half the cost of keeping it (issue 27). A deeper object asked
+ * and payload of an event page was half the cost of keeping it. A deeper object asked
  * about is answered `false`, which only means its renderings are made each time.
  */
 const immutable = new WeakSet<object>();

@@ -5,7 +5,7 @@
  * Lines go to standard output through one buffered destination per process: written once 12 KiB
  * have gathered (under sonic-boom's 16 KiB write) or 250 ms have passed, and synchronously when the
  * process exits. A line per request written on its own cost more than the rest of a
- * `GET /v1/health` (README, "Performance"); at 4 KiB, the writes were still 2-3 % of a cold page's CPU.
+ * `GET /v1/health` (docs/guides/performance.md); at 4 KiB, the writes were still 2-3 % of a cold page's CPU.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 

@@ -1,5 +1,5 @@
 /**
- * Pages on other origins in a real browser (issue 26), each served by a small static server:
+ * Pages on other origins in a real browser, each served by a small static server:
  * - a dashboard on another site (`http://localhost:<port>`, the API at `http://127.0.0.1:<port>`),
  *   allowed by `http.cors_origins`: dev login, an event emitted and listed, a conditional request
  *   answered 304 through CORS, a WebSocket that receives an event emitted over REST, and a refused

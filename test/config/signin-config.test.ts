@@ -1,4 +1,4 @@
-/** Config of sign-in providers and of secrets at rest (issue 29), and the secret box itself. */
+/** Config of sign-in providers and of secrets at rest, and the secret box itself. */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';

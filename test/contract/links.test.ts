@@ -1,5 +1,5 @@
 /**
- * OpenAPI links (issue 25, point 7): every create operation's success response links to the get,
+ * OpenAPI links: every create operation's success response links to the get,
  * update and delete operations of what it created, so stateful tools can chain create → read →
  * update → delete. Data-driven from the document: for every operation that declares links, the
  * create is performed (with a hand-written valid body below), then each link is followed with its

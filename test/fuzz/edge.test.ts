@@ -1,5 +1,5 @@
 /**
- * The property-based edge test (issue 7): generated requests for every REST operation and every
+ * The property-based edge test: generated requests for every REST operation and every
  * GraphQL field of the specs, valid, invalid and hostile, with every credential kind, against a
  * real service. Whatever is asked, the edge answers below 500, with a body valid against the
  * OpenAPI document, and with GraphQL error codes of src/errors.ts. A fixed seed and a bounded

@@ -1,5 +1,5 @@
 /**
- * Multipart bodies for the edge fuzzer (issue 25): for every operation whose request body is
+ * Multipart bodies for the edge fuzzer: for every operation whose request body is
  * `multipart/form-data` in the OpenAPI document, valid forms (the declared parts, a small real
  * WAV as the binary part) and hostile ones: parts without a name or with an empty one, a binary
  * part without a filename, huge part headers, many parts, bodies cut short, wrong, missing or

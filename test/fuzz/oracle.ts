@@ -31,7 +31,7 @@ export interface Violation {
 const knownCodes = new Set(Object.keys(errorStatus));
 /**
  * A platform the fuzzed service has no API for answers 503 PLATFORM_UNAVAILABLE: a documented,
- * expected state of the deployment (README "Outages"), not a server failure.
+ * expected state of the deployment (docs/guides/operating.md, "Outages"), not a server failure.
  */
 const EXPECTED_UNAVAILABLE = 'PLATFORM_UNAVAILABLE';
 const serverCodes = new Set(Object.entries(errorStatus).filter(([c, s]) => s >= 500 && c !== EXPECTED_UNAVAILABLE).map(([c]) => c));

@@ -1,5 +1,5 @@
 /**
- * CORS through real HTTP (issue 7, finding 7): a listed dashboard origin gets its preflights
+ * CORS through real HTTP: a listed dashboard origin gets its preflights
  * answered 204 on every /v1/ path (GraphQL included) with credentials allowed and the rate-limit
  * and request-id headers exposed; any other origin gets no Access-Control-Allow-Origin; an empty
  * allow-list (the default) means same origin only. Preflights are never charged to the rate limit

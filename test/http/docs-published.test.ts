@@ -1,5 +1,5 @@
 /**
- * One published document (issue 30, point 2): the service serves exactly the files codegen writes
+ * One published document: the service serves exactly the files codegen writes
  * under spec/published/, byte for byte, and that OpenAPI document carries a security requirement
  * on every operation, derived from its gate, over declared security schemes.
  */

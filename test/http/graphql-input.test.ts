@@ -1,5 +1,5 @@
 /**
- * GraphQL input the fuzzer found reaching PostgreSQL (issue 7): ids that are not UUIDs, strings
+ * GraphQL input the fuzzer found reaching PostgreSQL: ids that are not UUIDs, strings
  * longer than their column, and bodies that are not JSON. Each is a 4xx with an error code, never
  * a 5xx, and the code is the one REST gives for the same input.
  */

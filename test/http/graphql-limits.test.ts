@@ -1,5 +1,5 @@
 /**
- * GraphQL cost limits (issue 7, finding 1) through real HTTP: depth (a depth-5000 document gets our
+ * GraphQL cost limits through real HTTP: depth (a depth-5000 document gets our
  * message, not a stack overflow), aliases, directives, tokens and cost, each refused with HTTP 400
  * and `{ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] }` before anything executes;
  * list arguments multiplying the cost; the rate limit charged by cost; introspection and "Did you

@@ -1,5 +1,5 @@
 /**
- * Strings PostgreSQL cannot store (issue 7, finding 2) through real HTTP: a NUL character or a
+ * Strings PostgreSQL cannot store through real HTTP: a NUL character or a
  * lone UTF-16 surrogate anywhere in a REST query string, path parameter or JSON body (nested, in
  * keys, in opaque `metadata`), or in a GraphQL argument (inline literal or variable, through
  * fragments), is refused once at the edge with 400 VALIDATION_ERROR naming the field, before

@@ -2,7 +2,7 @@
  * Paging bounds over real HTTP, for every paged operation of the route table (generated from the
  * spec, so a new paged operation is covered without new test code) and its GraphQL twin: `page`
  * and `limit` beyond 32 bits are refused with 400 VALIDATION_ERROR on REST and the same code on
- * GraphQL (issue 7, finding 3: they used to give 500 or silently page 1), the largest page answers
+ * GraphQL (they used to give 500 or silently page 1), the largest page answers
  * an empty page, and `limit` defaults and clamps to the declared numbers on both protocols alike.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Security headers through real HTTP (issue 7, finding 8): nosniff, no framing and a CSP that
+ * Security headers through real HTTP: nosniff, no framing and a CSP that
  * lets nothing load on every API answer; the documentation pages' own CSP, under which Swagger UI
  * and GraphiQL still work (no inline scripts, only same-origin assets, 'unsafe-inline' styles on
  * those routes alone); HSTS and upgrade-insecure-requests in production only.

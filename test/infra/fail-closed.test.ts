@@ -1,5 +1,5 @@
 /**
- * Fail closed (issue 26): two nodes share one PostgreSQL database and a Redis of this file's own
+ * Fail closed: two nodes share one PostgreSQL database and a Redis of this file's own
  * (never the machine's shared one), which is stopped with SIGSTOP: every socket stays open and
  * nothing answers. A key deleted through node A is refused by node B at its very next request,
  * because B trusts its node-local copy only while its bus heartbeat comes back within the bound;

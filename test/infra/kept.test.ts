@@ -118,7 +118,7 @@ describe('a kept events page', () => {
     expect(again.items[0]).toMatchObject({ type: 'platform_a:follow', raw: { user_id: 'viewer-1', tags: ['a'] } });
   });
 
-  test('is kept from its second load: a page asked for once is not frozen, sized or kept (issue 27)', async () => {
+  test('is kept from its second load: a page asked for once is not frozen, sized or kept', async () => {
     const owner = await devLogin(t);
     expect((await api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follow', platform: 'platform_a', raw: { user_id: 'viewer-1' } } })).status).toBe(201);
     const auth: AuthContext = { ...ANONYMOUS, accountId: owner.accountId! };

@@ -1,5 +1,5 @@
 /**
- * A Redis outage while the service runs (issue 7, finding 4): a throwaway `redis-server` of this
+ * A Redis outage while the service runs: a throwaway `redis-server` of this
  * file's own (own process, own free port; never the shared one) is killed while requests run and
  * started again on the same port. REST keeps answering at normal speed without 5xx, feature flags
  * fall back to the database, health reports `degraded` without waiting, WebSocket subscribe and

@@ -1,5 +1,5 @@
 /**
- * A database outage (issue 26, "Fail closed, answer 503"): the app reaches its own scratch
+ * A database outage ("Fail closed, answer 503"): the app reaches its own scratch
  * PostgreSQL database through a TCP relay of this file's own, which is cut (every connection
  * dropped, new ones reset) and restored; the machine's PostgreSQL itself is never touched. While
  * cut, REST answers 503 SERVICE_UNAVAILABLE with Retry-After and GraphQL the same code and message

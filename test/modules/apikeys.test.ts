@@ -1,5 +1,5 @@
 /**
- * Issue 8, API keys, through real HTTP and GraphQL: the assignable-scope registry, personal and
+ * API keys, through real HTTP and GraphQL: the assignable-scope registry, personal and
  * service keys through every row of the key lifecycle, authentication by key (header only,
  * expiry, deletion and rotation, the owner's role cap, member-leaves), the audit events, operator
  * management, admin-provisioned system keys, and (on PostgreSQL + Redis) a key deleted through

@@ -1,6 +1,6 @@
 /**
  * A chat platform that is not configured, or whose API refuses connections, is an expected state
- * of a third party, not a server fault (issue 26): the profile refresh answers 503
+ * of a third party, not a server fault: the profile refresh answers 503
  * PLATFORM_UNAVAILABLE `The platform is unavailable` with Retry-After on REST, the same code and
  * message on GraphQL, never a 500; nothing was refreshed, so no cooldown starts.
  */

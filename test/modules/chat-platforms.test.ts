@@ -1,5 +1,5 @@
 /**
- * Chat through the platforms (Part 1 "chat/send", Part 2 "Chat"; issue 13 points 1 and 4) over real
+ * Chat through the platforms (Part 1 "chat/send", Part 2 "Chat") over real
  * HTTP, GraphQL and WebSocket against a fake platform server on 127.0.0.1: send with the acting
  * user's login grant and the 200-for-every-outcome rule, moderation with per-action permissions,
  * defaults and the platform_b duration range, the profile refresh and its cooldown, and the

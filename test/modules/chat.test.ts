@@ -1,5 +1,5 @@
 /**
- * Chat storage, pipeline and reads (Part 2, "Chat"; issue 13 points 1, 2, 3 and 5) over real HTTP,
+ * Chat storage, pipeline and reads (Part 2, "Chat") over real HTTP,
  * GraphQL and WebSocket: the ingest pipeline (idempotent per platform message id, shared-chat
  * fields, sender profiles), the moderation log and the chat sub-types on `chat:{account_id}`,
  * every history filter rule, the chatter search, and the retention sweep.

@@ -7,7 +7,7 @@ const operatorEmail = `ops-${randomUUID()}@example.test`;
 const STATUS = '{ connectionStatuses { platform isConnected reconnectRequired expiresAt loginConnected loginReconnectRequired } }';
 
 describe('connections', () => {
-  // enabledProviders and enabledPlatforms also need a configured provider per platform and purpose (issue 29).
+  // enabledProviders and enabledPlatforms also need a configured provider per platform and purpose.
   const provider = (slug: string, purposes: string[]) => ({ slug, kind: 'oidc', issuer: `https://${slug}.example`, client_id: 'c', client_secret: 's', purposes });
   const providers = [
     provider('platform_a', ['login', 'channel', 'bot']),

@@ -1,5 +1,5 @@
 /**
- * Issue 14 (points 0, 1, 2, 4), the developer module, through real HTTP and GraphQL: developer
+ * The developer module, through real HTTP and GraphQL: developer
  * applications and their review (profile, team with default roles, in-app and e-mail
  * notifications), `me.isDeveloper`, developer verification and its review, developer keys
  * (eligibility, scope rules, team keys gated on `team-secrets:edit`, rename, soft revoke that

@@ -1,5 +1,5 @@
 /**
- * Extensions end to end (issue 33, item 3) over real HTTP and WebSocket: version review by
+ * Extensions end to end over real HTTP and WebSocket: version review by
  * operators holding `extension-review:*` with the developer notified; paid installs after a
  * purchase recorded by the payment-connect webhook, and a refund that disables the install and
  * revokes its token; subscription-priced installs that need an active subscription and are

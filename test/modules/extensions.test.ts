@@ -1,5 +1,5 @@
 /**
- * The extensions module over real HTTP and WebSocket (issue 14, points 3, 5, 6, 7): the publishing
+ * The extensions module over real HTTP and WebSocket: the publishing
  * routes a developer reaches with a session or a developer key (scope gate declared in the spec,
  * ownership and team permissions in the service), versions and bundles, screenshots, testers,
  * analytics and purchases, limit requests with their timeline and review, the admin limit lever,
@@ -69,7 +69,7 @@ async function publishVersion(user: LoggedIn, extensionId: string, version: stri
   expect(uploaded.status).toBe(200);
   const submitted = await api(t, 'POST', `/developer/extensions/${extensionId}/versions/${versionId}/publish`, { token: user.accessToken });
   expect(submitted.status).toBe(200);
-  // Publishing goes through review (issue 33): the operator approves the submitted version.
+  // Publishing goes through review: the operator approves the submitted version.
   const approved = await api(t, 'POST', `/admin/extension-reviews/${versionId}/approve`, { token: admin.accessToken, body: {} });
   expect(approved.status).toBe(200);
   return (await api(t, 'GET', `/developer/extensions/${extensionId}/versions`, { token: user.accessToken })).body.data.find((v: Json) => v.id === versionId) as Json;

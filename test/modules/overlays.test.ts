@@ -149,7 +149,7 @@ function frameDataSchema(name: 'OverlayUpdateData' | 'WidgetUpdateData'): object
   return doc.components.schemas[name];
 }
 
-describe('settings and versioned updates (issue 33)', () => {
+describe('settings and versioned updates', () => {
   const ajv = addFormats(new Ajv({ strict: false }));
   // A fresh account: the free plan's max_overlays (5) is spent by the tests above.
   beforeAll(async () => {

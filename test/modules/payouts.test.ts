@@ -1,5 +1,5 @@
 /**
- * Developer payouts (issue 33 item 4) over real HTTP: revenue from extension purchases the
+ * Developer payouts over real HTTP: revenue from extension purchases the
  * payment-connect webhook records, payout settings, payout requests, and the payout-provider and
  * payment-connect webhooks moving payouts, connected accounts and extension subscriptions. The
  * payout provider's verification API is a local fake HTTP server; deliveries are signed here as

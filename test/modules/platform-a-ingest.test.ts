@@ -1,5 +1,5 @@
 /**
- * platform_a ingest of stream events (issue 33 item 6) over a real platform socket (the fake
+ * platform_a ingest of stream events over a real platform socket (the fake
  * platform's) and a real WebSocket subscriber: follow, subscription, gift, cheer and raid
  * notifications are stored and broadcast as events through the path of POST /v1/events/emit,
  * once per platform message id (a replayed frame stores and broadcasts nothing); ban and unban

@@ -1,5 +1,5 @@
 /**
- * Privacy erasure (issue 33 item 5) over real HTTP and GraphQL: `POST /v1/admin/privacy/chat/erase`
+ * Privacy erasure over real HTTP and GraphQL: `POST /v1/admin/privacy/chat/erase`
  * and `DELETE /v1/admin/privacy/platform_b/member/{id}` with their twins erase one platform user's
  * chat messages (and quotes of them), chatter profiles, moderation log entries, event payload
  * identifiers and top-chatter rows in every account, leave another user's data untouched, stop

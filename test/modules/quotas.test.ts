@@ -1,5 +1,5 @@
 /**
- * Plan quotas where resources are created (issue 33), over real HTTP and GraphQL: `max_overlays`
+ * Plan quotas where resources are created, over real HTTP and GraphQL: `max_overlays`
  * on overlay and widget create (each kind counted apart), `max_integrations` on connection create
  * (a reconnect of a platform already connected takes no new slot), the same PLAN_LIMIT_REACHED
  * code and message on both protocols, and two creates at once never passing a quota together

@@ -33,7 +33,7 @@ describe('development login', () => {
 
     const me = await api(t, 'GET', '/me', { token: data.access_token });
     expect(me.status).toBe(200);
-    // `me` carries more documented fields since issue 9 (feature statuses, limits, connections).
+    // `me` carries further documented fields (feature statuses, limits, connections).
     expect(me.body).toMatchObject({
       data: {
         id: data.user_id,

@@ -1,5 +1,5 @@
 /**
- * Issue 25, item 1: one multipart request could end the process (busboy hands an `undefined` field
+ * Hostile uploads: one multipart request could end the process (busboy hands an `undefined` field
  * name for an empty or missing one, and a throw inside its event handler was uncaught). Every
  * hostile multipart shape is sent to `POST /v1/sounds` as raw bytes on its own socket: each is
  * answered 400 with the spec's code and message, nothing is stored, and after each the process

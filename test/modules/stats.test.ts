@@ -652,7 +652,7 @@ describe('the system:public_stats kill-switch', () => {
 });
 
 // Last: it adds a channel with streams, which the listings above do not expect.
-describe('ingestion, resent batches (issue 33)', () => {
+describe('ingestion, resent batches', () => {
   test('a resent batch counts once: by batch_id, or by its content without one; concurrent resends too', async () => {
     const chatterCount = async (broadcastId: string) =>
       Number(((await t.app.db.knex('ps_stream_chatters').where({ platform: 'platform_a', broadcast_id: broadcastId, login: 'resender' }).first('message_count')) as { message_count: number | string } | undefined)?.message_count ?? 0);

@@ -25,10 +25,10 @@ const SPEC_TABLE = {
   'ext-storage': { channel: 'ext-storage:{install_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'storage:update' },
   sounds: { channel: 'sounds:{account_id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
   history: { channel: 'history:{account_id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
-  // The ideas board's live updates (issue 15): the list and one idea, both lifted with the publisher's event type.
+  // The ideas board's live updates: the list and one idea, both lifted with the publisher's event type.
   ideas: { channel: 'ideas:list', envelope: 'event', form: 'lifted', eventTypeDefault: null },
   idea: { channel: 'ideas:{idea_id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
-  // Extension log lines (issue 33 item 3): a developer's own extension, and an account's installs.
+  // Extension log lines: a developer's own extension, and an account's installs.
   'ext-logs': { channel: 'ext-logs:{extension_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'extension:log' },
   'ext-install-logs': { channel: 'ext-install-logs:{account_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'extension:log' },
   // A broadcast's public statistics after each crawler batch, and one login assignment's outcome.

@@ -1,5 +1,5 @@
 /**
- * Revocation reaches WebSockets (issue 7, finding 5; Part 2 "Authentication" 3; Part 1 "JWT"):
+ * Revocation reaches WebSockets (Part 2 "Authentication" 3; Part 1 "JWT"):
  * a ws token names its backing session (never as `session_id`), so a token minted before its
  * session was revoked is refused at the upgrade with 401; a revoked session or popout token ends
  * the sockets it opened with TOKEN_REVOKED and close code 4002, on every node sharing PostgreSQL

@@ -1,5 +1,5 @@
 /**
- * WebSocket upgrade limits (issue 7, finding 6): every upgrade draws from the caller's per-context
+ * WebSocket upgrade limits: every upgrade draws from the caller's per-context
  * rate budget, the one HTTP requests draw from (over it: HTTP 429 RATE_LIMIT_EXCEEDED with
  * Retry-After before the switch); open sockets are capped per anonymous client address (derived
  * like Express's req.ip under `http.trust_proxy`) and per credential, system keys excepted; the

@@ -1,6 +1,6 @@
 /**
  * Three nodes (src/main.ts in three child processes, as `npm start` runs it) on one PostgreSQL
- * database and one Redis (issue 31; docs/adr/005-background-jobs.md): 30 channels connected to the
+ * database and one Redis (docs/adr/005-background-jobs.md): 30 channels connected to the
  * fake platform get exactly one platform_a socket each, spread across the nodes and shown by GET
  * /v1/admin/workers; a periodic job runs once per period with the three up; SIGKILL one node and
  * its channels are reconnected by the two others within the lease bound, with every message

@@ -7201,7 +7201,7 @@ export interface components {
             /** Format: uuid */
             user_id: string | null;
         };
-        /** @description What one privacy erasure removed or de-identified (issue 33 item 5); zeros when nothing was left. */
+        /** @description What one privacy erasure removed or de-identified; zeros when nothing was left. */
         PrivacyErasure: {
             erased: {
                 /** @description Messages deleted plus replies whose quote of the subject was cleared. */
@@ -7954,7 +7954,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key was deleted (issue 8; GraphQL `DeleteTokenResult`). */
+        /** @description The key was deleted (GraphQL `DeleteTokenResult`). */
         DeleteTokenResult: {
             headers: {
                 [name: string]: unknown;
@@ -8211,7 +8211,7 @@ export interface components {
                 };
             };
         };
-        /** @description The sound (issue 13 point 6). */
+        /** @description The sound. */
         SoundResult: {
             headers: {
                 [name: string]: unknown;
@@ -8258,7 +8258,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Acknowledged (issue 12): a valid payload, including one with no matching connection or an unhandled type. */
+        /** @description Acknowledged: a valid payload, including one with no matching connection or an unhandled type. */
         WebhookReceived: {
             headers: {
                 [name: string]: unknown;

@@ -131,7 +131,7 @@ interface ArgumentSite {
  * The fields with arguments of `operation`, in the order a walk with type information meets them
  * (the operation, then each fragment it spreads, the latest queued first). They depend on the
  * document alone: documents come from the endpoint's checked-document cache, so a repeated text
- * finds its sites here instead of walking the document again per request (issue 27).
+ * finds its sites here instead of walking the document again per request.
  */
 const sitesByOperation = new WeakMap<OperationDefinitionNode, WeakMap<GraphQLSchema, readonly ArgumentSite[]>>();
 

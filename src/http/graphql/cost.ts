@@ -206,7 +206,7 @@ function plan(schema: GraphQLSchema, selectionSet: SelectionSetNode, parentType:
 /**
  * The plans of one document: its operations' and its fragments' (per root-ness, which decides
  * whether a scalar field counts). Documents come from the endpoint's checked-document cache, so a
- * repeated text is planned once; only the sizes are read per request (issue 27).
+ * repeated text is planned once; only the sizes are read per request.
  */
 interface DocumentPlans {
   readonly fragments: Map<string, FragmentDefinitionNode>;

@@ -40,8 +40,8 @@ export interface Guard {
 
 /**
  * A plain `select`, after any leading comments: statements name themselves in one
- * (`/* events.page *\/ select ...`), and such a read must not count as a write (until issue 27's
- * embedded pass the events page did, so every cold page dropped every kept read).
+ * (`/* events.page *\/ select ...`), and such a read must not count as a write (the events page once
+ * did, so every cold page dropped every kept read).
  */
 const READ = /^(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*select\b/i;
 
@@ -66,7 +66,7 @@ export function trackWrites(knex: Knex): void {
 const counters = new WeakMap<Knex, CounterReader>();
 
 /**
- * Reads a counter, by the next round. (Until issue 27's profile, a request's reads could also take
+ * Reads a counter, by the next round. (Earlier, a request's reads could also take
  * a value from a round that began after the request arrived, an instant an AsyncLocalStorage
  * carried: its promise hooks cost every request more than the rounds it saved; ADR 004.)
  */
@@ -146,7 +146,7 @@ function counterReaderOf(knex: Knex): CounterReader {
  * Keys seen once, in two generations of at most `generation` keys each: a full generation becomes
  * the old one and the oldest is dropped whole, so between `generation` and twice that many of the
  * latest keys are remembered. A cold page records its key on every request: two Sets cost it a
- * hash insert, where an LRU list also relinked and evicted entry by entry (issue 27).
+ * hash insert, where an LRU list also relinked and evicted entry by entry.
  */
 function seenKeys(generation: number): { take(key: string): boolean; add(key: string): void } {
   let recent = new Set<string>();
@@ -199,7 +199,7 @@ export function hotRead<A extends unknown[], V>(
     /**
      * Keep a result only when its key is loaded a second time (or replaces a kept one). For reads
      * whose keys are mostly asked once (event pages: other pages, filters, users): keeping
-     * freezes and sizes the whole result, which a key nobody asks again never repays (issue 27).
+     * freezes and sizes the whole result, which a key nobody asks again never repays.
      * The keys seen once are remembered (keys only), between two and four times `max` of the latest.
      */
     keepOnRepeat?: boolean;

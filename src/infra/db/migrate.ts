@@ -5,7 +5,7 @@
  * node's start (`db.migrate_on_start`) both come through here, so any number of nodes and migrate
  * runs started at once on one database apply each migration once, one after the other.
  *
- * Migrations follow expand, then contract (README "Upgrades"): release N only adds what release
+ * Migrations follow expand, then contract (docs/guides/production.md, "Upgrades and rollbacks"): release N only adds what release
  * N-1 can ignore, and removes only what N-1 no longer used. So a node finding migrations it does
  * not know, with none of its own pending, serves (and says so); one missing its own as well stops.
  */

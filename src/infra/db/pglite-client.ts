@@ -1,5 +1,5 @@
 /**
- * knex's PGlite client (knex-pglite) with named statements prepared once (issue 27, embedded pass).
+ * knex's PGlite client (knex-pglite) with named statements prepared once.
  *
  * knex-pglite runs every query through `PGlite.query`, which parses, describes, plans, binds and
  * executes it in six calls into the WebAssembly backend, and ignores the statement name that
@@ -18,7 +18,7 @@
  * The result's bytes are read by pg-protocol's parser, the pg driver's (`resultOf`), and a named
  * statement from statement.ts comes here without knex's query runner (`runNamed`). On a quiet
  * machine a 30-row page of seven columns cost 481-522 µs of CPU read by PGlite's parser, and
- * 197-209 µs read by pg-protocol's with its Bind written by pg-protocol's serializer (issue 27).
+ * 197-209 µs read by pg-protocol's with its Bind written by pg-protocol's serializer.
  *
  * A statement whose call fails is forgotten: the next call parses its text again under a new name
  * (a prepared statement outlives a failed transaction, so names are never reused).
@@ -86,8 +86,8 @@ const CHANGING = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
  * `parse.parseResults` would, with the database's parsers: rows, fields and rows changed, and the
  * statement's error thrown. The backend's bytes are read by pg-protocol's parser (the pg driver's),
  * not PGlite's: PGlite's copies every field into an ArrayBuffer of its own before decoding it,
- * and for a 30-row events page that was 300 of the statement's 480 µs of CPU, against 30-40 µs here
- * (issue 27). No LISTEN runs on the embedded store, so no notification can arrive here.
+ * and for a 30-row events page that was 300 of the statement's 480 µs of CPU, against 30-40 µs here.
+ * No LISTEN runs on the embedded store, so no notification can arrive here.
  */
 async function resultOf(pglite: PGlite, message: Uint8Array, parsers: Parsers): Promise<Results> {
   const parser = new Parser();
@@ -197,7 +197,7 @@ class PreparingClient extends (ClientPgLite as unknown as new (config: Knex.Conf
    * A named statement's rows, run on the database outside knex's query runner (statement.ts): the
    * connection still comes from and returns to knex's pool of one, so the statement waits for an
    * open transaction as knex's own queries do. knex's runner (builder, formatter, response
-   * processing) added 25-35 µs to every statement: `select 1` 80-95 -> 55-62 µs (issue 27).
+   * processing) added 25-35 µs to every statement: `select 1` 80-95 -> 55-62 µs.
    */
   async runNamed(name: string, text: string, values: readonly unknown[], apiTimestamps: boolean): Promise<unknown[]> {
     const connection = await this.acquireConnection();

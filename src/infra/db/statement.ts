@@ -30,7 +30,7 @@ export interface StatementOptions {
    * On PostgreSQL, `timestamptz` values arrive as the API writes them (`apiTimestamp`), not as
    * Dates: for rows whose timestamps go to the wire through a row mapping (rows.ts), which would
    * only format the Date so. The driver's Date parser and the formatting were a tenth of a cold
-   * events page's statement in the service (issue 27; that page now comes rendered as JSON on
+   * events page's statement in the service (that page now comes rendered as JSON on
    * PostgreSQL and uses this on the embedded store). The embedded store does the same for named
    * statements (pglite-client.ts); inside a PostgreSQL transaction the rows keep their Dates.
    */
@@ -89,7 +89,7 @@ function positionalText(text: string, named: boolean): string {
 /**
  * Whether a statement on this handle goes to a pooled pg connection itself: on PostgreSQL, outside a
  * transaction. knex's query runner (builder, formatter, events, response processing) cost about
- * a fifth of a cold page's statement in the service process (issue 27); the connection still comes
+ * a fifth of a cold page's statement in the service process; the connection still comes
  * from and returns to knex's pool (`acquireConnection` / `releaseConnection`, its Client's typed
  * API), so its bound, timeouts and disposal of broken connections stay knex's. The embedded store
  * keeps knex's path: its write counting listens to knex's query events (hot-read.ts).

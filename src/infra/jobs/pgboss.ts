@@ -67,7 +67,7 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
       migrate: true,
       archiveCompletedAfterSeconds: Math.max(12 * 3600, longestPeriod + 3600),
     });
-    // A database outage is announced once by the health probes (README "Outages"); pg-boss reports it
+    // A database outage is announced once by the health probes (docs/guides/operating.md "Outages"); pg-boss reports it
     // on every poll, so those reports stay at debug.
     made.on('error', (error) => (isOutage(error) ? deps.log.debug({ err: error }, 'job system: database unreachable') : deps.log.warn({ err: error }, 'job system error')));
     return made;

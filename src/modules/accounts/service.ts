@@ -194,7 +194,7 @@ export function createAccountsService(deps: AccountsDeps) {
       }
     },
 
-    /** A user who signed in before (issue 29: provider sign-in), with the account a new session starts in; null when gone. */
+    /** A user who signed in before (provider sign-in), with the account a new session starts in; null when gone. */
     async signInUser(userId: string): Promise<{ user: User; accountId: string | null } | null> {
       const row = await repo.userById(userId);
       if (row) await refuseSuspended(userId);

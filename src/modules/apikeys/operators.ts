@@ -177,7 +177,7 @@ export function createKeyOperators(deps: OperatorDeps, keys: KeyLifecycle) {
       const invalid = input.permissions.find((p) => !isSystemKeyScope(p));
       if (invalid !== undefined) throw AppError.validation(apiKeyMessages.invalidPermission(invalid));
       const permissions = sortByRegistry([...new Set(input.permissions)]);
-      // Audited like the other key operations (issue 33): the key's id, prefix, label and scopes, never the key.
+      // Audited like the other key operations: the key's id, prefix, label and scopes, never the key.
       const { token, row } = await keys.mint({ kind: 'system_key', createdBy: ctx.userId, label, permissions }, (minted) => ({
         scope: 'system',
         type: 'system:system_key_created',

@@ -246,7 +246,7 @@ export function createChatRepo(knex: Knex) {
       return Number(rowsOf<{ n: number }>(result)[0]?.n ?? 0);
     },
     /**
-     * chat.eraseSubject (privacy erasure, issue 33 item 5): everything stored about one platform user
+     * chat.eraseSubject (privacy erasure): everything stored about one platform user
      * in every account, inside the caller's transaction. Their messages and profiles are deleted;
      * replies quoting them lose the quoted name and text; moderation rows naming them as target
      * are deleted and as moderator lose the moderator's identity and payload; a message deleted by

@@ -135,7 +135,7 @@ export function createChatService(deps: ChatServiceDeps) {
   const now = deps.now ?? Date.now;
 
   /**
-   * Who a platform call acts as, and the token it carries (issue 29). platform_a and platform_c:
+   * Who a platform call acts as, and the token it carries. platform_a and platform_c:
    * a signed-in user acts through their login grant assigned in the account; a credential with no
    * user (a service key, an extension's install token) acts as the account's bot connection.
    * platform_b: the channel connection. A stored grant's token is refreshed when near expiry; a

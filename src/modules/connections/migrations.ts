@@ -68,7 +68,7 @@ export const connectionMigrations: readonly Migration[] = [
     },
   },
   {
-    // Issue 29: the provider grant of a login connection, sealed (src/auth/secrets.ts); never in clear.
+    // The provider grant of a login connection, sealed (src/auth/secrets.ts); never in clear.
     name: '20261125153000_add_login_connection_grants',
     async up(knex: Knex) {
       await knex.schema.alterTable('login_connections', (t) => {
@@ -88,7 +88,7 @@ export const connectionMigrations: readonly Migration[] = [
     },
   },
   {
-    // Issue 29: channel connections made through the sign-in flow keep their grant, sealed; bot
+    // Channel connections made through the sign-in flow keep their grant, sealed; bot
     // connections (a second platform identity per account) get their own table.
     name: '20261125154000_add_account_connection_grants',
     async up(knex: Knex) {

@@ -117,7 +117,7 @@ export function createConnectionsService(deps: {
   return {
     statuses: (ctx: AuthContext) => statuses(requireAccountId(ctx), ctx.userId),
 
-    /** The user who signed in before as this provider subject, if any (issue 29). */
+    /** The user who signed in before as this provider subject, if any. */
     loginUserOf: (provider: string, subject: string): Promise<string | null> => repo.loginUserOf(provider, subject),
 
     /**
@@ -178,7 +178,7 @@ export function createConnectionsService(deps: {
     /** The provider refused a refresh: the connection needs the user to sign in again. */
     flagLoginReconnect: (id: string): Promise<void> => repo.flagLoginReconnect(id),
 
-    /** Stores a channel or bot connection made through the sign-in flow (issue 29), its grant sealed. */
+    /** Stores a channel or bot connection made through the sign-in flow, its grant sealed. */
     async storeAccountGrant(input: { accountId: string; platform: string; type: CredentialKind; subject: string; actorId: string | null; grant: ProviderGrant }): Promise<void> {
       const { token_expires_at, ...sealed } = sealGrant(input.grant);
       await knex.transaction(async (trx) => {

@@ -1,5 +1,5 @@
 /**
- * Privacy erasure of event payloads (issue 33 item 5): an event row stays (counts, history, the
+ * Privacy erasure of event payloads: an event row stays (counts, history, the
  * account's own record of what happened), but the identifiers of the erased person in its opaque
  * `raw` payload are set to null. Owns the reading of "who a payload names", nothing else.
  *

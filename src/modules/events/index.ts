@@ -17,7 +17,7 @@ import { createEventsRepo } from './repo';
 import { createEventsRest } from './rest';
 import { createEventsService, type EventsService } from './service';
 
-/** Privacy erasure (issue 33 item 5): what the events module offers the privacy module. */
+/** Privacy erasure: what the events module offers the privacy module. */
 export interface EventsErasure {
   /**
    * Sets the subject's identifiers in the payloads of `platform`'s events (every account) to null,

@@ -1,5 +1,5 @@
 /**
- * Access to an extension before it is published (issue 33, item 3; Part 1 lists
+ * Access to an extension before it is published (Part 1 lists
  * `grantExtensionAccess` and `createExtensionAccessInvite` among the first-party operations): a
  * developer grants one user access, or creates an invite code whoever accepts it is granted
  * access with. A granted user installs the extension's latest uploaded version as a tester does.

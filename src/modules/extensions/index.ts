@@ -1,9 +1,9 @@
 /**
- * The extensions module (issue 14): extensions owned by a developer profile or team, their
+ * The extensions module: extensions owned by a developer profile or team, their
  * versions, screenshots, testers, analytics and purchases (the publishing routes a developer key
  * reaches on its `extension-dev:*` scope), limit requests and the admin limit levers, public
  * developer and team profiles, account installs, and the internal bot and automation feeds.
- * Issue 33 adds, each in its own file: version review (review.ts), installs with their purchase
+ * Beside those, each in its own file: version review (review.ts), installs with their purchase
  * check, `lm_ext_` tokens and the refund hook (installs.ts), install storage and runtime logs
  * published on their channels (runtime.ts), and access grants and invites (access.ts).
  * Supplies the `install_id` channel-account resolver (`ext-storage:{install_id}`) and the

@@ -1,5 +1,5 @@
 /**
- * Account installs of extensions (issue 33, item 3): what an install grants and the `lm_ext_`
+ * Account installs of extensions: what an install grants and the `lm_ext_`
  * token it mints, the purchase a paid extension needs first, and what a refund does to it.
  *
  * - Installing a paid extension needs a completed (not refunded) purchase of it by the account,

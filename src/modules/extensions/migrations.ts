@@ -124,7 +124,7 @@ export const extensionMigrations: readonly Migration[] = [
   {
     name: '20261125220000_extensions_review_tokens_storage_logs_access',
     async up(knex: Knex) {
-      /** Version review (issue 33): `pending_review` -> `published` or `rejected` with notes. */
+      /** Version review: `pending_review` -> `published` or `rejected` with notes. */
       await knex.schema.alterTable('extension_versions', (t) => {
         t.text('review_notes').nullable();
         t.uuid('reviewed_by').nullable().references('users.id').onDelete('SET NULL');

@@ -1,5 +1,5 @@
 /**
- * Extension version review (issue 33, item 3): a submitted version waits in `pending_review`
+ * Extension version review: a submitted version waits in `pending_review`
  * until an operator holding admin `extension-review:edit` approves it (it becomes `published`,
  * and its extension public) or rejects it with notes (`rejected`; the developer may upload again
  * and resubmit). The submitter (else the extension's creator) is notified (`extension_review`) in

@@ -1,5 +1,5 @@
 /**
- * What an install's extension keeps and says while it runs (issue 33, item 3): its isolated
+ * What an install's extension keeps and says while it runs: its isolated
  * key-value storage and its log lines. Every change is published on the internal bus under the
  * socket channel's own name, which the realtime relay forwards (spec/ws-protocol/):
  * - a storage write or delete: `ext-storage:{install_id}`, `storage:update`

@@ -1,5 +1,5 @@
 /**
- * The mail module (issue 32): the outbox (`mail_outbox`), its worker on the job system, the
+ * The mail module: the outbox (`mail_outbox`), its worker on the job system, the
  * transport (nodemailer: SMTP, or a log line in development), the templates, and
  * GET /v1/admin/mail/outbox. Other modules send mail only through `queue` / `queueForUser` inside
  * their own transaction; notifications decide from the user's preferences whether to call it.

@@ -2,7 +2,7 @@
  * The overlays module: overlays and widget instances, the tokens bound to them and widget access
  * entries. Supplies the channel-account resolvers of `overlay:{key}` and `widget:{widget_instance_id}`
  * (presence on those resources); the token gates themselves compare the token's binding in
- * src/auth/gates.ts. Overlays and widgets themselves have GraphQL twins (issue 33); tokens and
+ * src/auth/gates.ts. Overlays and widgets themselves have GraphQL twins; tokens and
  * access entries are REST only.
  */
 import { defineModule } from '../contract';

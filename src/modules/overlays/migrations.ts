@@ -30,7 +30,7 @@ export const overlayMigrations: readonly Migration[] = [
     },
   },
   {
-    // Issue 33: overlays and widgets carry their content, versioned for optimistic concurrency.
+    // Overlays and widgets carry their content, versioned for optimistic concurrency.
     name: '20261125183000_overlay_and_widget_settings',
     async up(knex: Knex) {
       for (const table of ['overlays', 'widgets']) {

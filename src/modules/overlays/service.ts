@@ -7,7 +7,7 @@
  * answers the gates' widget access grants (`resourceGrants`: an entry lets a member without
  * `widgets:read` / `widgets:edit` read or update that one widget).
  *
- * Content (issue 33): each resource carries an opaque `settings` object (bounded, so its
+ * Content: each resource carries an opaque `settings` object (bounded, so its
  * `overlay:update` frame stays far below the 64 KiB frame limit) and widgets a `type`. Updates
  * are optimistic: they name the `version` they were based on and apply only while it is current
  * (409 otherwise); a committed change is published on the bus channel `overlay:{id}` /

@@ -1,5 +1,5 @@
 /**
- * The payouts module (issue 33 item 4): developer revenue per currency, payout settings (the
+ * The payouts module: developer revenue per currency, payout settings (the
  * payout e-mail and the connected payment account), payout requests and their states, and the
  * extension subscriptions the payment-connect webhook reports. The webhooks module verifies and
  * de-duplicates deliveries and hands the payout-provider and payment-connect events here

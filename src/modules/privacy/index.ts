@@ -1,5 +1,5 @@
 /**
- * The privacy module (issue 33 item 5): the admin erasure of one platform user's data across the
+ * The privacy module: the admin erasure of one platform user's data across the
  * chat, events and stats modules, through the `erase...` functions of their APIs, in one
  * transaction with its audit row. Owns no table and must not touch another module's tables
  * directly; listed after every module it erases from.

@@ -1,5 +1,5 @@
 /**
- * Privacy erasure (issue 33 item 5; Part 2 "Other admin privacy erasure endpoints"): an operator
+ * Privacy erasure (Part 2 "Other admin privacy erasure endpoints"): an operator
  * holding the admin `admin:privacy-erase` erases one platform user's data everywhere the service
  * keeps it: chat messages, chatter profiles and the moderation log (chat module), the identifiers
  * in event payloads (events module), the top-chatter rows of public statistics (stats module).

@@ -133,7 +133,7 @@ export function createSessionsService(deps: SessionsDeps) {
     async closeSocketsInAccount(accountId: string): Promise<void> {
       for (const id of await repo.openInAccount(accountId)) await revocations.announce({ credential_id: id, kind: 'session' });
     },
-    /** A session for a user a provider sign-in identified (issue 29: the login code exchange). */
+    /** A session for a user a provider sign-in identified (the login code exchange). */
     openSession,
     /** Rotates the refresh JWT; presenting an already rotated one revokes the session (replay). */
     async refresh(refreshToken: string): Promise<SessionTokens> {

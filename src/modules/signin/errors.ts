@@ -1,4 +1,4 @@
-/** Messages of the sign-in flow (issue 29). */
+/** Messages of the sign-in flow. */
 export const signinMessages = {
   redirectNotAllowed: 'redirect_uri is not allowed',
   flowMissing: 'Sign-in expired or not started here',

@@ -1,5 +1,5 @@
 /**
- * The signin module (issue 29): sign-in with the OAuth 2.0 / OpenID Connect providers of config
+ * The signin module: sign-in with the OAuth 2.0 / OpenID Connect providers of config
  * `auth.providers`. Owns `login_codes` and `signin_flows`; users, sessions and the stored grants
  * are the accounts, sessions and connections modules', used through their APIs.
  */

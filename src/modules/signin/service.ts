@@ -1,5 +1,5 @@
 /**
- * Sign-in with OAuth 2.0 / OpenID Connect providers (issue 29): the start that sends the browser
+ * Sign-in with OAuth 2.0 / OpenID Connect providers: the start that sends the browser
  * to the provider, the callback that completes the code grant and sends the browser back with a
  * one-time login code (never a token in a URL), and the exchange of that code for a session.
  * The protocol is openid-client's (providers.ts); users, sessions and grants belong to the

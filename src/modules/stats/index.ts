@@ -27,7 +27,7 @@ export interface StatsApi {
   readonly ingest: Ingest;
   /** The live `public-stats:update` publisher (its `idle` resolves once every queued summary went out). */
   readonly live: LiveStats;
-  /** Privacy erasure (issue 33 item 5): a chatter's top-chatter rows, in the caller's transaction (repo.ts `eraseChatters`). */
+  /** Privacy erasure: a chatter's top-chatter rows, in the caller's transaction (repo.ts `eraseChatters`). */
   readonly eraseChatters: StatsRepo['eraseChatters'];
 }
 

@@ -8,7 +8,7 @@
  * ignores, so retrying is safe. Input shapes were validated against the spec at the edge; this
  * checks values (platforms, providers, sample times, known channels).
  *
- * A resent batch counts once (issue 33): chatter, shared-chat, emote and GIF counts add up across
+ * A resent batch counts once: chatter, shared-chat, emote and GIF counts add up across
  * batches, so the relational transaction first records the batch's key (its `batch_id`, else the
  * SHA-256 of the batch) and, when the key is already there, writes nothing and answers the first
  * delivery's result with `duplicate: true`. Keys are kept 30 days (the daily sweep).

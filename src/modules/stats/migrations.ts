@@ -199,7 +199,7 @@ export const statsMigrations: readonly Migration[] = [
     },
   },
   {
-    // Issue 33: a resent crawler batch must not add its counts twice; each applied batch leaves its key.
+    // A resent crawler batch must not add its counts twice; each applied batch leaves its key.
     name: '20261125190000_stats_ingest_batches',
     async up(knex: Knex) {
       await knex.schema.createTable('ps_ingest_batches', (t) => {

@@ -1,5 +1,5 @@
 /**
- * The workers module (issue 31; docs/adr/005-background-jobs.md): the ingest leases (which node
+ * The workers module (docs/adr/005-background-jobs.md): the ingest leases (which node
  * holds which platform channel's ingest) and GET /v1/admin/workers, which shows them beside the
  * job queues. Owns `worker_nodes` and `worker_leases`. Modules with owned work (chat's platform
  * ingest) register it with `leases.own(...)` during their build; the leases start with this

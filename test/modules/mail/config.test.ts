@@ -1,7 +1,7 @@
-/** The mail config (issue 32): transport choice, the production refusal of `log`, SMTP settings and their bounds. */
+/** The mail config: transport choice, the production refusal of `log`, SMTP settings and their bounds. */
 import { loadConfig } from '../../../src/config/config';
 
-describe('mail config (issue 32)', () => {
+describe('mail config', () => {
   const production = { env: 'production', auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
 
   test('log is the default; production refuses it unless mail.allow_log_transport says so', () => {

@@ -1,5 +1,5 @@
 /**
- * Mail delivery end to end (issue 32) against a real SMTP server (smtp-server, in-process on a
+ * Mail delivery end to end against a real SMTP server (smtp-server, in-process on a
  * loopback port): an account invite, a developer application decision and a limit-request
  * decision arrive with the right recipient, subject and body; a server that answers 4xx gets the
  * message on a retry; an outage delays mail and loses none; a 5xx or too many refusals leave a

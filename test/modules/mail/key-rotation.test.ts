@@ -1,5 +1,5 @@
 /**
- * Key rotation without loss (README "Key rotation"): key states (sealing, decrypt-only, retired);
+ * Key rotation without loss (docs/guides/production.md, "Key rotation on several nodes"): key states (sealing, decrypt-only, retired);
  * with PostgreSQL, two nodes mid-rotation (one still sealing with the old key, one already with
  * the new, each listing the other's key as decrypt-only) deliver every mail either queued; the
  * reseal rewrites every value with the sealing key; a node keyed wrong refuses to start, naming

@@ -1,5 +1,5 @@
 /**
- * Several workers, one outbox (issue 32): every row is sent exactly once. On PostgreSQL two app
+ * Several workers, one outbox: every row is sent exactly once. On PostgreSQL two app
  * nodes share one database (their own job systems and transports) and both work the outbox at
  * once, besides their own jobs; on the embedded store (one node by construction) several passes
  * of one node race instead. Against a real SMTP server (smtp-server).

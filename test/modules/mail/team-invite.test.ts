@@ -1,5 +1,5 @@
 /**
- * Developer-team invites by mail (issue 32) against a real SMTP server (smtp-server, in-process on
+ * Developer-team invites by mail against a real SMTP server (smtp-server, in-process on
  * a loopback port): POST /v1/developer/teams/{id}/invites with `email` mails the invite (team
  * name, inviter's display name, an accept link from mail.link_base carrying the code); the outbox
  * row holds the code in no column in clear (bodies are sealed, src/auth/secrets.ts) and the

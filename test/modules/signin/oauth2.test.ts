@@ -1,5 +1,5 @@
 /**
- * The `oauth2` provider kind (issue 29 point 6) against a real OAuth 2.0-only authorization server
+ * The `oauth2` provider kind against a real OAuth 2.0-only authorization server
  * (@node-oauth/oauth2-server, test/helpers/oauth2-server.ts): no discovery and no ID token, the
  * endpoints named in config, the subject read from userinfo. Driven as a browser drives it (the
  * provider's login and consent forms, redirects, cookies): sign-in and session, the refusals

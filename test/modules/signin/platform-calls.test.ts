@@ -1,5 +1,5 @@
 /**
- * Grants in use (issue 29 points 4 and 5), against a real OpenID provider (oidc-provider) and the
+ * Grants in use, against a real OpenID provider (oidc-provider) and the
  * fake chat platform: a dashboard connects a channel and a bot the way a browser can (a JSON start
  * with its Bearer session, then a navigation to the provider), a new user who signed in with a
  * platform sends and moderates chat as themself, and the fake platform receives the user's login

@@ -1,5 +1,5 @@
 /**
- * The background grant refresh (job `signin.grant-refresh`, issue 29 point 4) against a real
+ * The background grant refresh (job `signin.grant-refresh`) against a real
  * OpenID provider whose access tokens live 605 s: 5 s after it is issued a token is within the
  * sweep's 10-minute horizon, so the sweep (every second here) refreshes login, channel and bot
  * grants without any platform call; a refresh the provider refuses flags the grant and notifies

@@ -1,5 +1,5 @@
 /**
- * Provider sign-in end to end (issue 29) against a real OpenID provider (oidc-provider) on a
+ * Provider sign-in end to end against a real OpenID provider (oidc-provider) on a
  * loopback port, driven as a browser drives it: redirects, cookies, the provider's login and
  * consent forms. The browser is sent back to an allow-listed page that is never fetched; the
  * outcome is read from its fragment, as a dashboard would.

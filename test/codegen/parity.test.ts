@@ -1,0 +1,111 @@
+/**
+ * codegen against doctored copies of spec/: REST/GraphQL twins must carry the same fields both
+ * ways, in type and nullability (scripts/codegen/field-parity.ts), a stored resource's fields must
+ * be columns of its table (scripts/codegen/storage.ts), and every declared exception must excuse a
+ * real difference. Each message names the file to edit.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const root = path.resolve(__dirname, '../..');
+
+function scratchCopy(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'codegen-parity-'));
+  for (const entry of ['spec', 'scripts', 'src', 'generated', 'codegen.yml', 'package.json', 'tsconfig.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
+    cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
+  }
+  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+async function check(dir: string): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'scripts/codegen.ts', '--check'], { cwd: dir });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, output: e.stdout + e.stderr };
+  }
+}
+
+function edit(dir: string, file: string, change: (text: string) => string): void {
+  const target = path.join(dir, file);
+  const before = readFileSync(target, 'utf8');
+  const after = change(before);
+  if (after === before) throw new Error(`edit of ${file} changed nothing`);
+  writeFileSync(target, after);
+}
+
+const OPENAPI = 'spec/openapi/modules/overlays.yaml';
+const GRAPHQL = 'spec/graphql/modules/overlays.graphql';
+/** The REST Overlay schema's first lines, where a doctored property or declaration goes. */
+const REST_OVERLAY = '    Overlay:\n      x-table: overlays\n';
+const REST_OVERLAY_NAME = `${REST_OVERLAY}      type: object\n      additionalProperties: false\n      required: [id, account_id, name, settings, version, created_at, updated_at]\n      properties:\n        id: { type: string, format: uuid }\n        account_id: { type: string, format: uuid }\n        name: { type: string }\n`;
+const restDescription = (text: string) => text.replace(REST_OVERLAY_NAME, `${REST_OVERLAY_NAME}        description: { type: string, maxLength: 500, nullable: true }\n`);
+const graphqlDescription = (text: string) => text.replace('type Overlay {\n  id: UUID!\n  accountId: UUID!\n  name: String!\n', 'type Overlay {\n  id: UUID!\n  accountId: UUID!\n  name: String!\n  description: String\n');
+
+jest.setTimeout(300_000);
+
+describe('codegen: REST/GraphQL field parity and spec/storage', () => {
+  const dirs: string[] = [];
+  const fresh = () => {
+    const dir = scratchCopy();
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  test('fails when a REST field is missing in GraphQL, a GraphQL field or input field in REST, or their types differ', async () => {
+    const dir = fresh();
+    edit(dir, OPENAPI, restDescription);
+    edit(dir, GRAPHQL, (s) =>
+      s
+        .replace('  "What the browser source renders (goal_bar, chat_box, ...)."\n  type: String!\n', '  "What the browser source renders (goal_bar, chat_box, ...)."\n  type: String!\n  pinned: Boolean!\n')
+        .replace('input CreateOverlayInput {\n', 'input CreateOverlayInput {\n  description: String\n')
+        .replace('  "Starts at 1, one higher with every update; send it back with the next update."\n  version: Int!\n  createdAt: String!\n  updatedAt: String!\n}\n\n"A widget', '  "Starts at 1, one higher with every update; send it back with the next update."\n  version: String\n  createdAt: String!\n  updatedAt: String!\n}\n\n"A widget'),
+    );
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain(
+      `${GRAPHQL}: type Overlay lacks field description (REST Overlay.description in ${OPENAPI}); add it or declare x-graphql-omit on Overlay`,
+    );
+    expect(result.output).toContain(`${OPENAPI}: Widget lacks property pinned (GraphQL Widget.pinned in ${GRAPHQL}); add it or declare x-graphql-only on Widget`);
+    expect(result.output).toContain(
+      `${OPENAPI}: createOverlay lacks body property description (GraphQL CreateOverlayInput.description in ${GRAPHQL}); add it or declare x-graphql-only on the createOverlay request body schema`,
+    );
+    expect(result.output).toContain(`${GRAPHQL}: Overlay.version is nullable in GraphQL (String) but always present in REST (REST Overlay.version in ${OPENAPI})`);
+    expect(result.output).toContain(`${GRAPHQL}: Overlay.version has type String in GraphQL but an integer in REST (REST Overlay.version in ${OPENAPI})`);
+  });
+
+  test('fails when a stored field has no column, x-table names no table, or an exception excuses nothing', async () => {
+    const dir = fresh();
+    edit(dir, OPENAPI, (s) => restDescription(s).replace('    Widget:\n      x-table: widgets\n', '    Widget:\n      x-table: widget\n      x-graphql-omit: { colour: "not offered on GraphQL yet" }\n'));
+    edit(dir, GRAPHQL, graphqlDescription);
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).not.toContain('lacks field description');
+    expect(result.output).toContain(
+      `${OPENAPI}: Overlay.description is stored in table overlays (x-table) but generated/tables.ts has no column overlays.description; write a migration in src/modules/overlays/migrations.ts adding overlays.description (text (varchar(500)), nullable), or declare x-column / x-computed on Overlay`,
+    );
+    expect(result.output).toContain(`${OPENAPI}: Widget x-table widget is no table of generated/tables.ts`);
+    expect(result.output).toContain(`${OPENAPI}: Widget: x-graphql-omit colour excuses no difference between the twins; remove it`);
+  });
+
+  test('a declared exception lets a difference pass, and a stored field may be declared computed', async () => {
+    const dir = fresh();
+    edit(dir, OPENAPI, (s) =>
+      restDescription(s).replace(
+        REST_OVERLAY,
+        `${REST_OVERLAY}      x-graphql-omit: { description: 'a REST-only note while the GraphQL twin is being written' }\n      x-computed: { description: 'kept in the overlay settings while its column is being written' }\n`,
+      ),
+    );
+    const result = await check(dir);
+    expect(result.output).not.toContain('problem(s)');
+    expect(result.output).toContain('differs from what spec/ produces');
+    expect(result.code).toBe(1);
+  });
+});
