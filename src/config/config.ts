@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from './schema';
 
@@ -89,7 +89,7 @@ export interface Config {
     max_tokens: number;
     max_cost: number;
   };
-  docs: { swagger_ui: boolean; openapi_json: boolean };
+  docs: { swagger_ui: boolean; openapi_json: boolean; asyncapi_ui: boolean };
   auth: {
     jwt_secret: string;
     ws_token_expiration: number;
@@ -301,7 +301,8 @@ function productionSecretProblems(config: Config): string[] {
   return problems;
 }
 
-const defaults = (env: Env): Omit<Config, 'version'> => ({
+/** The defaults of each environment, below the file and the environment (also read by docs/reference/configuration.md's generator). */
+export const configDefaults = (env: Env): Omit<Config, 'version'> => ({
   env,
   port: 8080,
   // Loopback outside production: dev login is on there and must not be reachable from the network.
@@ -322,7 +323,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     max_tokens: 5000,
     max_cost: 5000,
   },
-  docs: { swagger_ui: true, openapi_json: true },
+  docs: { swagger_ui: true, openapi_json: true, asyncapi_ui: true },
   auth: {
     jwt_secret: env === 'production' ? '' : DEV_JWT_SECRET,
     ws_token_expiration: 900,
@@ -505,14 +506,20 @@ function envKeys(env: NodeJS.ProcessEnv, problems: string[]): Json {
   return out;
 }
 
-/** The short names kept beside the rule (PORT, DATABASE_URL, ...): they win over their SVC_ forms. */
+/**
+ * The short names kept beside the rule (PORT, DATABASE_URL, ...) and the key each sets: they win
+ * over their SVC_ forms. An empty value is ignored.
+ */
+export const SHORT_ENV_NAMES = { PORT: 'port', DATABASE_URL: 'database_url', TIMESERIES_URL: 'timeseries_url', REDIS_URL: 'redis_url', SVC_DATA_DIR: 'data_dir' } as const;
+
 function envOverrides(env: NodeJS.ProcessEnv): Json {
   const out: Json = {};
-  if (env.PORT !== undefined && env.PORT !== '') out.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
-  if (env.DATABASE_URL) out.database_url = env.DATABASE_URL;
-  if (env.TIMESERIES_URL) out.timeseries_url = env.TIMESERIES_URL;
-  if (env.REDIS_URL) out.redis_url = env.REDIS_URL;
-  if (env.SVC_DATA_DIR) out.data_dir = env.SVC_DATA_DIR;
+  for (const [name, key] of Object.entries(SHORT_ENV_NAMES)) {
+    const text = env[name];
+    if (text === undefined || text === '') continue;
+    // PORT alone is a number; a non-numeric PORT stays text so validation names it.
+    out[key] = key === 'port' && /^\d+$/.test(text) ? Number(text) : text;
+  }
   return out;
 }
 
@@ -529,6 +536,10 @@ function packageVersion(): string {
   }
 }
 
+let compiledValidator: ValidateFunction | null = null;
+/** The schema's validator, compiled once per process (loadConfig runs many times in tests and codegen). */
+const configValidator = (): ValidateFunction => (compiledValidator ??= new Ajv({ allErrors: true, strict: false }).compile(configSchema));
+
 /**
  * Loads configuration. `overrides` is merged last (tests use it instead of files); every problem
  * is collected and reported together in one ConfigError.
@@ -539,10 +550,9 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   const problems: string[] = [];
   const layered = merge(merge(merge(file, envKeys(processEnv, problems)), envOverrides(processEnv)), options.overrides ?? {});
   const envName = (layered.env ?? 'development') as Env;
-  const merged = merge({ ...defaults(['development', 'test', 'production'].includes(envName) ? envName : 'development'), version: packageVersion() }, layered);
+  const merged = merge({ ...configDefaults(['development', 'test', 'production'].includes(envName) ? envName : 'development'), version: packageVersion() }, layered);
 
-  const ajv = new Ajv({ allErrors: true, strict: false });
-  const validate = ajv.compile(configSchema);
+  const validate = configValidator();
   if (!validate(merged)) {
     for (const e of validate.errors ?? []) {
       const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(root)';

@@ -25,7 +25,7 @@ describe('loadConfig', () => {
     expect(config.redis_url).toBeNull();
     expect(config.metrics).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(config.http.trust_proxy).toBe('loopback');
-    expect(config.docs).toEqual({ swagger_ui: true, openapi_json: true });
+    expect(config.docs).toEqual({ swagger_ui: true, openapi_json: true, asyncapi_ui: true });
     expect(config.graphql.playground).toBe(true);
     expect(Object.isFrozen(config) && Object.isFrozen(config.auth)).toBe(true);
   });
@@ -34,7 +34,7 @@ describe('loadConfig', () => {
     const yaml = file('svc.yaml', 'port: 9000\ndocs:\n  swagger_ui: false\nmetrics:\n  port: 9999\n');
     const config = loadConfig({ env: { SVC_CONFIG: yaml, PORT: '7000', DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://r:6379', TIMESERIES_URL: 'postgres://ts/y', SVC_DATA_DIR: '/tmp/d' } });
     expect(config.port).toBe(7000);
-    expect(config.docs).toEqual({ swagger_ui: false, openapi_json: true });
+    expect(config.docs).toEqual({ swagger_ui: false, openapi_json: true, asyncapi_ui: true });
     expect(config.metrics).toEqual({ host: '127.0.0.1', port: 9999 });
     expect(config.database_url).toBe('postgres://db/x');
     expect(config.timeseries_url).toBe('postgres://ts/y');
