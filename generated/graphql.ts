@@ -112,6 +112,10 @@ export type Query = {
   widgets: Array<Widget>;
   /** One widget instance (Widget not found); REST GET /v1/widgets/{id}. */
   widget: Widget;
+  /** The payee's payout requests, newest first (the caller's developer profile, or the team teamId names, under team-payouts:read; limit default 25, clamped 1 to 100); REST GET /v1/developer/payouts. */
+  developerPayouts: PayoutPage;
+  /** One payout request of the caller's profile or of a team the caller may read payouts of (Payout not found otherwise); REST GET /v1/developer/payouts/{id}. */
+  developerPayout: Payout;
   /** Every plan, by sort order (no REST twin). */
   adminPlans: Array<AdminPlan>;
   /** Public plans (is_public), by sort order; authentication optional (no REST twin). */
@@ -266,6 +270,19 @@ export type QueryOverlayArgs = {
 
 
 export type QueryWidgetArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryDeveloperPayoutsArgs = {
+  teamId?: InputMaybe<Scalars['UUID']['input']>;
+  status?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryDeveloperPayoutArgs = {
   id: Scalars['UUID']['input'];
 };
 
@@ -1956,6 +1973,37 @@ export type UpdateWidgetInput = {
   settings?: InputMaybe<Scalars['JSON']['input']>;
 };
 
+/** A payout request: pending (not yet accepted by the payout provider), processing (the provider holds it), paid, failed (failureReason says why: the provider's refusal, or that it could not be reached) or canceled (unclaimed). */
+export type Payout = {
+  __typename?: 'Payout';
+  /** Also the provider's sender batch and item id, and the idempotency key of its submission. */
+  id: Scalars['UUID']['output'];
+  developerId: Maybe<Scalars['UUID']['output']>;
+  teamId: Maybe<Scalars['UUID']['output']>;
+  requestedBy: Maybe<Scalars['UUID']['output']>;
+  /** Minor units of the currency (a whole number; Float because GraphQL's Int stops at 2^31). */
+  amountCents: Scalars['Float']['output'];
+  currency: Scalars['String']['output'];
+  status: Scalars['String']['output'];
+  payoutEmail: Scalars['String']['output'];
+  /** The provider's batch id, stored when the provider accepted the payout. */
+  providerBatchId: Maybe<Scalars['String']['output']>;
+  providerItemId: Maybe<Scalars['String']['output']>;
+  failureReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+  paidAt: Maybe<Scalars['String']['output']>;
+};
+
+export type PayoutPage = {
+  __typename?: 'PayoutPage';
+  items: Array<Payout>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
 /** A flag as a plan maps it (no plan-feature row is off). */
 export type AdminPlanFeature = {
   __typename?: 'AdminPlanFeature';
@@ -2774,6 +2822,8 @@ export type ResolversTypes = {
   UpdateOverlayInput: UpdateOverlayInput;
   CreateWidgetInput: CreateWidgetInput;
   UpdateWidgetInput: UpdateWidgetInput;
+  Payout: ResolverTypeWrapper<Payout>;
+  PayoutPage: ResolverTypeWrapper<PayoutPage>;
   AdminPlanFeature: ResolverTypeWrapper<AdminPlanFeature>;
   AdminPlan: ResolverTypeWrapper<AdminPlan>;
   AdminCreatePlanInput: AdminCreatePlanInput;
@@ -2929,6 +2979,8 @@ export type ResolversParentTypes = {
   UpdateOverlayInput: UpdateOverlayInput;
   CreateWidgetInput: CreateWidgetInput;
   UpdateWidgetInput: UpdateWidgetInput;
+  Payout: Payout;
+  PayoutPage: PayoutPage;
   AdminPlanFeature: AdminPlanFeature;
   AdminPlan: AdminPlan;
   AdminCreatePlanInput: AdminCreatePlanInput;
@@ -3053,6 +3105,8 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   overlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<QueryOverlayArgs, 'id'>>;
   widgets: Resolver<Array<ResolversTypes['Widget']>, ParentType, ContextType>;
   widget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<QueryWidgetArgs, 'id'>>;
+  developerPayouts: Resolver<ResolversTypes['PayoutPage'], ParentType, ContextType, Partial<QueryDeveloperPayoutsArgs>>;
+  developerPayout: Resolver<ResolversTypes['Payout'], ParentType, ContextType, RequireFields<QueryDeveloperPayoutArgs, 'id'>>;
   adminPlans: Resolver<Array<ResolversTypes['AdminPlan']>, ParentType, ContextType>;
   plans: Resolver<Array<ResolversTypes['BillingPlan']>, ParentType, ContextType>;
   accountFeatures: Resolver<ResolversTypes['AccountFeatures'], ParentType, ContextType>;
@@ -3748,6 +3802,31 @@ export type WidgetResolvers<ContextType = GraphQLContext, ParentType extends Res
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type PayoutResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Payout'] = ResolversParentTypes['Payout']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  developerId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  teamId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  requestedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  amountCents?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  payoutEmail?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  providerBatchId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  providerItemId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  failureReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  paidAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type PayoutPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PayoutPage'] = ResolversParentTypes['PayoutPage']> = {
+  items?: Resolver<Array<ResolversTypes['Payout']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
 export type AdminPlanFeatureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPlanFeature'] = ResolversParentTypes['AdminPlanFeature']> = {
   featureId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -4194,6 +4273,8 @@ export type Resolvers<ContextType = GraphQLContext> = {
   AccountPlanUsage?: AccountPlanUsageResolvers<ContextType>;
   Overlay?: OverlayResolvers<ContextType>;
   Widget?: WidgetResolvers<ContextType>;
+  Payout?: PayoutResolvers<ContextType>;
+  PayoutPage?: PayoutPageResolvers<ContextType>;
   AdminPlanFeature?: AdminPlanFeatureResolvers<ContextType>;
   AdminPlan?: AdminPlanResolvers<ContextType>;
   PlanFeature?: PlanFeatureResolvers<ContextType>;

@@ -13109,6 +13109,7 @@ export const openapiDocument = {
         "description": "Payout requests of the caller's developer profile, or of the team named by `team_id` (team\npermission `team-payouts:read`), newest first, optionally by `status`. First-party only.\n",
         "x-auth": "first-party",
         "x-permission": "extension-dev:payouts",
+        "x-graphql": "Query.developerPayouts",
         "parameters": [
           {
             "name": "team_id",
@@ -13212,7 +13213,7 @@ export const openapiDocument = {
           "payouts"
         ],
         "summary": "Request a payout of available revenue in one currency (status `pending`).",
-        "description": "Pays out `amount_cents` (default: everything available) of `currency` to the payee's payout\ne-mail. The payee is the caller's developer profile, or the team named by `team_id` (team\npermission `team-payouts:edit`). 400 VALIDATION_ERROR: `Set a payout email before requesting\na payout`, `No available revenue in {currency}`, `Amount exceeds the available revenue`.\nThe payout provider's webhook then moves it: `processing` (batch accepted), `paid`,\n`failed` or `canceled` (unclaimed); failed and canceled amounts become available again. The\nrequester is notified of each change. First-party only.\n",
+        "description": "Pays out `amount_cents` (default: everything available) of `currency` to the payee's payout\ne-mail. The payee is the caller's developer profile, or the team named by `team_id` (team\npermission `team-payouts:edit`). 400 VALIDATION_ERROR: `Set a payout email before requesting\na payout`, `No available revenue in {currency}`, `Amount exceeds the available revenue`.\nWith submission on (config `payouts.enabled`), the service submits it to the payout provider\n(the payout's id is the idempotency key, so a retried try never pays twice): `processing`\nonce the provider accepted it (`provider_batch_id` stored), or `failed` with the provider's\nrefusal, or after a bounded number of tries while the provider was unreachable, as\n`failure_reason`. The provider's webhook then moves it: `processing` (batch accepted),\n`paid`, `failed` or `canceled` (unclaimed); failed and canceled amounts become available\nagain. The requester is notified of each change. First-party only.\n",
         "x-auth": "first-party",
         "x-permission": "extension-dev:payouts",
         "requestBody": {
@@ -13301,6 +13302,7 @@ export const openapiDocument = {
         "description": "404 `Payout not found` for a payout of another payee; a team payout needs the team\npermission `team-payouts:read`. First-party only.\n",
         "x-auth": "first-party",
         "x-permission": "extension-dev:payouts",
+        "x-graphql": "Query.developerPayout",
         "parameters": [
           {
             "name": "id",
@@ -32224,14 +32226,16 @@ export const openapiDocument = {
               "paid",
               "failed",
               "canceled"
-            ]
+            ],
+            "description": "`pending` until the payout provider accepted it; `processing` while the provider holds it; then `paid`, `failed` or `canceled` (unclaimed)."
           },
           "payout_email": {
             "type": "string"
           },
           "provider_batch_id": {
             "type": "string",
-            "nullable": true
+            "nullable": true,
+            "description": "The provider's batch id, stored with the move to `processing` when the provider accepted the payout."
           },
           "provider_item_id": {
             "type": "string",
@@ -32239,7 +32243,8 @@ export const openapiDocument = {
           },
           "failure_reason": {
             "type": "string",
-            "nullable": true
+            "nullable": true,
+            "description": "Why it failed or was canceled: the provider's refusal or event error, or that the provider could not be reached after the configured tries."
           },
           "created_at": {
             "type": "string",

@@ -2962,9 +2962,13 @@ export interface paths {
          *     e-mail. The payee is the caller's developer profile, or the team named by `team_id` (team
          *     permission `team-payouts:edit`). 400 VALIDATION_ERROR: `Set a payout email before requesting
          *     a payout`, `No available revenue in {currency}`, `Amount exceeds the available revenue`.
-         *     The payout provider's webhook then moves it: `processing` (batch accepted), `paid`,
-         *     `failed` or `canceled` (unclaimed); failed and canceled amounts become available again. The
-         *     requester is notified of each change. First-party only.
+         *     With submission on (config `payouts.enabled`), the service submits it to the payout provider
+         *     (the payout's id is the idempotency key, so a retried try never pays twice): `processing`
+         *     once the provider accepted it (`provider_batch_id` stored), or `failed` with the provider's
+         *     refusal, or after a bounded number of tries while the provider was unreachable, as
+         *     `failure_reason`. The provider's webhook then moves it: `processing` (batch accepted),
+         *     `paid`, `failed` or `canceled` (unclaimed); failed and canceled amounts become available
+         *     again. The requester is notified of each change. First-party only.
          */
         post: operations["requestDeveloperPayout"];
         delete?: never;
@@ -7404,6 +7408,7 @@ export interface components {
             currency: string;
             /** Format: uuid */
             developer_id: string | null;
+            /** @description Why it failed or was canceled: the provider's refusal or event error, or that the provider could not be reached after the configured tries. */
             failure_reason: string | null;
             /**
              * Format: uuid
@@ -7413,11 +7418,15 @@ export interface components {
             /** Format: date-time */
             paid_at: string | null;
             payout_email: string;
+            /** @description The provider's batch id, stored with the move to `processing` when the provider accepted the payout. */
             provider_batch_id: string | null;
             provider_item_id: string | null;
             /** Format: uuid */
             requested_by: string | null;
-            /** @enum {string} */
+            /**
+             * @description `pending` until the payout provider accepted it; `processing` while the provider holds it; then `paid`, `failed` or `canceled` (unclaimed).
+             * @enum {string}
+             */
             status: "pending" | "processing" | "paid" | "failed" | "canceled";
             /** Format: uuid */
             team_id: string | null;

@@ -1089,6 +1089,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "developerPayout",
+    "method": "get",
+    "path": "/v1/developer/payouts/{id}",
+    "graphql": "Query.developerPayout",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "developerPayouts",
+    "method": "get",
+    "path": "/v1/developer/payouts",
+    "graphql": "Query.developerPayouts",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "developerVerificationStatus",
     "method": "get",
     "path": "/v1/developer/verification",
@@ -2417,6 +2451,8 @@ export const graphqlFieldModules = {
   "Query.overlay": "overlays",
   "Query.widgets": "overlays",
   "Query.widget": "overlays",
+  "Query.developerPayouts": "payouts",
+  "Query.developerPayout": "payouts",
   "Query.adminPlans": "plans",
   "Query.plans": "plans",
   "Query.accountFeatures": "plans",
@@ -2578,6 +2614,8 @@ export type TwinShapes = [
   Serves<Mutation['deleteAccountServiceKey'], DomainResults['deleteAccountServiceKey'][DefaultStatus['deleteAccountServiceKey']]>,
   Serves<Mutation['deleteUserApiKey'], DomainResults['deleteUserApiKey'][DefaultStatus['deleteUserApiKey']]>,
   Serves<Query['developerApiKeys'], DomainResults['developerApiKeys'][DefaultStatus['developerApiKeys']]>,
+  Serves<Query['developerPayout'], DomainResults['developerPayout'][DefaultStatus['developerPayout']]>,
+  Serves<Query['developerPayouts'], DomainResults['developerPayouts'][DefaultStatus['developerPayouts']]>,
   Serves<Query['developerVerificationStatus'], DomainResults['developerVerificationStatus'][DefaultStatus['developerVerificationStatus']]>,
   Serves<Mutation['exchangeLoginCode'], DomainResults['exchangeLoginCode'][DefaultStatus['exchangeLoginCode']]>,
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,

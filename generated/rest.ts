@@ -7224,7 +7224,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": null
     },
-    "graphql": null,
+    "graphql": "Query.developerPayout",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -7262,7 +7262,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": null
     },
-    "graphql": null,
+    "graphql": "Query.developerPayouts",
     "internal": false,
     "responses": {
       "200": "application/json",

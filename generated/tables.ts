@@ -673,6 +673,12 @@ export const tables = {
     created_at: 'timestamp',
     updated_at: 'timestamp',
     paid_at: { type: 'timestamp', nullable: true },
+    submit_attempts: 'integer',
+    next_attempt_at: 'timestamp',
+    locked_by: { type: 'text', nullable: true },
+    locked_until: { type: 'timestamp', nullable: true },
+    last_error: { type: 'text', nullable: true },
+    submitted_at: { type: 'timestamp', nullable: true },
   },
   plan_features: {
     plan_id: 'uuid',

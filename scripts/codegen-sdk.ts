@@ -50,8 +50,122 @@ function operationsWithParameter(doc: OpenApiDoc, where: string, name: string): 
   return found.sort();
 }
 
+type SchemaObject = { $ref?: string; type?: string; properties?: Record<string, SchemaObject>; items?: SchemaObject };
+interface PagedOperation {
+  path: string;
+  /** The member holding the page's rows. */
+  items: 'data' | 'items';
+  /** How the next page is found: the collection envelope's `_links.next`, or `?page=` counted up to the total. */
+  next: 'links' | 'page';
+}
+
+/**
+ * The paged lists among the GET operations, by operationId: collection envelopes (`data` rows,
+ * `_links` of CollectionLinks, `_meta`), and the page-numbered lists that answer
+ * `{ items, total, ... }` and take `page`.
+ */
+export function pagedOperations(doc: OpenApiDoc): Record<string, PagedOperation> {
+  const components = (doc.components ?? {}) as { responses?: Record<string, { content?: Record<string, { schema?: SchemaObject }> }>; parameters?: Record<string, { name?: string; in?: string }> };
+  const found: Record<string, PagedOperation> = {};
+  for (const [route, item] of Object.entries(doc.paths)) {
+    const op = item.get as { operationId?: string; parameters?: { $ref?: string; name?: string; in?: string }[]; responses?: Record<string, { $ref?: string; content?: Record<string, { schema?: SchemaObject }> }> } | undefined;
+    if (!op?.operationId) continue;
+    let ok = op.responses?.['200'];
+    if (ok?.$ref) ok = components.responses?.[ok.$ref.split('/').pop()!];
+    const props = ok?.content?.['application/json']?.schema?.properties ?? {};
+    const query = (op.parameters ?? []).map((p) => (p.$ref ? components.parameters?.[p.$ref.split('/').pop()!] ?? {} : p)).filter((p) => p.in === 'query').map((p) => p.name);
+    if (props.data?.type === 'array' && props._links?.$ref?.endsWith('/CollectionLinks')) found[op.operationId] = { path: route, items: 'data', next: 'links' };
+    else if (props.items?.type === 'array' && props.total?.type === 'integer' && query.includes('page')) found[op.operationId] = { path: route, items: 'items', next: 'page' };
+  }
+  return Object.fromEntries(Object.entries(found).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * Drops the doc comment openapi-typescript copies onto every use of a shared parameter
+ * (`token?: components["parameters"]["CredentialToken"]`): the type already points at the one
+ * definition, which keeps the comment. Without this the `token` and `Idempotency-Key`
+ * descriptions alone were ~210 KB of the declarations, read by every consumer's type check.
+ */
+export function dropRepeatedParameterDocs(source: string): string {
+  const file = ts.createSourceFile('openapi.ts', source, ts.ScriptTarget.ES2022, true);
+  const cuts: [number, number][] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isPropertySignature(node) && node.type && /^components\["parameters"\]\["[^"]+"\]$/.test(node.type.getText(file))) {
+      for (const range of ts.getLeadingCommentRanges(source, node.getFullStart()) ?? []) {
+        if (source.startsWith('/**', range.pos)) cuts.push([range.pos, range.end]);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  let out = '';
+  let at = 0;
+  for (const [from, to] of cuts.sort((a, b) => a[0] - b[0])) {
+    // Remove the comment and the indentation and line break that carried it.
+    const lineStart = source.lastIndexOf('\n', from - 1) + 1;
+    const lineEnd = source.indexOf('\n', to);
+    const whole = source.slice(lineStart, from).trim() === '' && source.slice(to, lineEnd).trim() === '';
+    out += source.slice(at, whole ? lineStart : from);
+    at = whole ? lineEnd + 1 : to;
+  }
+  return out + source.slice(at);
+}
+
+/**
+ * Names the shapes openapi-typescript writes out again for every path and operation, so the
+ * declarations say them once: parameters of a path or operation that takes none (NoParameters) or
+ * only the `token` credential (TokenParameters), and the error answers most operations declare
+ * (ErrorResponses: every status whose answer is the same shared response in at least four fifths
+ * of the operations), joined to an operation's own answers with `&`. openapi-fetch reads the
+ * aliases as it reads the literal types; the types a consumer sees are the same.
+ */
+export function shareRepeatedShapes(source: string): string {
+  const file = ts.createSourceFile('openapi.ts', source, ts.ScriptTarget.ES2022, true);
+  const flat = (node: ts.Node) => node.getText(file).replace(/\s+/g, ' ');
+  const named = (name: string) => (m: ts.TypeElement): m is ts.PropertySignature & { type: ts.TypeNode } => ts.isPropertySignature(m) && m.name.getText(file) === name && Boolean(m.type);
+  const shared = {
+    NoParameters: '{ query?: never; header?: never; path?: never; cookie?: never; }',
+    TokenParameters: '{ query?: { token?: components["parameters"]["CredentialToken"]; }; header?: never; path?: never; cookie?: never; }',
+  };
+  const topLevel = (name: string) =>
+    file.statements.find((st): st is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(st) && st.name.text === name)?.members.filter((m): m is ts.PropertySignature & { type: ts.TypeLiteralNode } => ts.isPropertySignature(m) && Boolean(m.type && ts.isTypeLiteralNode(m.type))) ?? [];
+  const operations = topLevel('operations');
+  const edits: { from: number; to: number; text: string }[] = [];
+  for (const item of [...topLevel('paths'), ...operations]) {
+    const parameters = item.type.members.find(named('parameters'));
+    if (!parameters) continue;
+    for (const [alias, shape] of Object.entries(shared)) {
+      if (flat(parameters.type) === shape) edits.push({ from: parameters.type.getStart(file), to: parameters.type.getEnd(), text: alias });
+    }
+  }
+  // The error answers shared by at least four fifths of the operations (status → shared response).
+  const responses = operations.map((op) => op.type.members.find(named('responses'))).filter((r): r is ts.PropertySignature & { type: ts.TypeNode } => Boolean(r && ts.isTypeLiteralNode(r.type)));
+  const sharedAnswer = (m: ts.TypeElement) => ts.isPropertySignature(m) && m.type && /^\d{3}$/.test(m.name.getText(file)) && /^components\["responses"\]\["[^"]+"\]$/.test(m.type.getText(file));
+  const counts = new Map<string, number>();
+  for (const r of responses) for (const m of (r.type as ts.TypeLiteralNode).members) if (sharedAnswer(m)) counts.set(flat(m), (counts.get(flat(m)) ?? 0) + 1);
+  const common = [...counts].filter(([, n]) => n >= responses.length * 0.8).map(([text]) => text).sort();
+  if (common.length > 0) {
+    for (const r of responses) {
+      const members = (r.type as ts.TypeLiteralNode).members.filter((m) => common.includes(flat(m)));
+      if (members.length !== common.length) continue;
+      edits.push({ from: r.type.getStart(file), to: r.type.getStart(file), text: 'ErrorResponses & ' });
+      for (const m of members) edits.push({ from: m.getFullStart(), to: m.getEnd(), text: '' });
+    }
+  }
+  let out = source;
+  for (const edit of edits.sort((a, b) => b.from - a.from || b.to - a.to)) out = out.slice(0, edit.from) + edit.text + out.slice(edit.to);
+  return `${out}
+/** The parameters of a path or an operation that takes none. */
+export type NoParameters = ${shared.NoParameters}
+/** The parameters of an operation that takes only the \`token\` credential (see components["parameters"]["CredentialToken"]). */
+export type TokenParameters = ${shared.TokenParameters}
+/** The error answers (nearly) every operation declares; an operation's own answers are joined to them with \`&\`. */
+export type ErrorResponses = { ${common.join(' ')} };
+`;
+}
+
 async function restModules(published: OpenApiDoc): Promise<[string, string][]> {
-  const types = astToString(await openapiTS(structuredClone(published) as never, { alphabetize: true }));
+  const types = shareRepeatedShapes(dropRepeatedParameterDocs(astToString(await openapiTS(structuredClone(published) as never, { alphabetize: true }))));
   const servers = (published.servers ?? []) as { url?: string }[];
   const meta = `${banner(OPENAPI_SOURCE)}
 /** The path every operation's route is relative to (the document's first server). */
@@ -68,6 +182,13 @@ export const tokenQueryOperations: readonly string[] = ${JSON.stringify(operatio
  * any other change is sent once.
  */
 export const idempotentOperations: readonly string[] = ${JSON.stringify(operationsWithParameter(published, 'header', 'Idempotency-Key'), null, 2)};
+
+/**
+ * The paged lists, by operationId (what \`sdk.paginate\` walks): \`items\` names the member holding
+ * a page's rows; \`next\` is \`links\` for collection envelopes (follow \`_links.next\`) or \`page\` for
+ * page-numbered lists (\`?page=\` up to the total).
+ */
+export const pagedOperations = ${JSON.stringify(pagedOperations(published), null, 2)} as const;
 `;
   return [
     [`${OUT}/openapi.ts`, `${banner(OPENAPI_SOURCE)}${types}`],

@@ -11,7 +11,9 @@
  * file. Must not read src/: generated code is a function of spec/ and codegen.yml alone, except
  * generated/tables.ts, a function of the modules' migrations (scripts/codegen/tables.ts imports
  * their migration lists and the database opener that runs them on an in-memory PGlite, never
- * src/app.ts or a module that could import generated/tables.ts itself).
+ * src/app.ts or a module that could import generated/tables.ts itself), and the reference pages
+ * in docs/reference/ (scripts/codegen/references.ts), which also read the config schema and
+ * defaults, the error table and the metrics registry from their data modules, never src/app.ts.
  *
  * This file is the driver: one part per spec under scripts/codegen/ (openapi.ts, which bundles
  * spec/openapi/ with openapi-parts.ts; graphql.ts, which bundles spec/graphql/ with
@@ -31,6 +33,7 @@ import { checkSpecAgreement, contractTests, parityModule } from './codegen/parit
 import { publishedDocuments } from './codegen/published';
 import { graphqlStringLimitsModule } from './codegen/string-limits';
 import { tablesModule } from './codegen/tables';
+import { REFERENCE_DIR, referenceFiles } from './codegen/references';
 import { sdkFiles } from './codegen-sdk';
 
 async function build(): Promise<Map<string, string>> {
@@ -62,6 +65,7 @@ async function build(): Promise<Map<string, string>> {
   // Published only from specs without problems: an operation that failed its checks has no gate.
   if (problems.length === 0) for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl, ws.text)) files.set(file, content);
   for (const [file, content] of await sdkFiles({ schema, files })) files.set(file, content);
+  for (const [file, content] of await referenceFiles(openapi, ws.doc)) files.set(file, content);
   return files;
 }
 
@@ -79,14 +83,14 @@ async function main(): Promise<void> {
       if (!existsSync(target)) drift.push(`${file} is missing`);
       else if (readFileSync(target, 'utf8') !== content) drift.push(`${file} differs from what spec/ produces`);
     }
-    for (const dir of ['generated', 'spec/published']) {
+    for (const dir of ['generated', 'spec/published', REFERENCE_DIR]) {
       const produced = new Set([...files.keys()].filter((f) => path.dirname(f) === dir).map((f) => path.basename(f)));
       for (const stale of existsSync(path.join(root, dir)) ? readdirSync(path.join(root, dir)) : []) {
         if (!produced.has(stale)) drift.push(`${dir}/${stale} is not produced by the specs`);
       }
     }
     if (drift.length) {
-      console.error(`codegen:check: generated/ or spec/published/ is out of date; run npm run codegen and commit.\n  - ${drift.join('\n  - ')}`);
+      console.error(`codegen:check: generated/, spec/published/ or docs/reference/ is out of date; run npm run codegen and commit.\n  - ${drift.join('\n  - ')}`);
       process.exit(1);
     }
     console.log(`codegen:check: ${files.size} generated files match spec/`);

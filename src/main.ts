@@ -53,6 +53,7 @@ async function main(): Promise<void> {
       graphql: `${running.url}/v1/gql`,
       graphiql: config.graphql.playground ? `${running.url}/v1/graphiql` : undefined,
       swagger_ui: config.docs.swagger_ui ? `${running.url}/v1/swagger-ui/` : undefined,
+      asyncapi_ui: config.docs.asyncapi_ui ? `${running.url}/v1/asyncapi-ui` : undefined,
       openapi: config.docs.openapi_json ? `${running.url}/v1/openapi.json` : undefined,
       asyncapi: config.docs.openapi_json ? `${running.url}/v1/asyncapi.json` : undefined,
       websocket: `${running.url.replace(/^http/, 'ws')}/v1/ws`,

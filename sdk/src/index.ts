@@ -4,7 +4,8 @@
  * over the published OpenAPI document), GraphQL (typed documents) and WebSocket, all sharing one
  * credential. Nothing here imports a Node module.
  */
-import { createGraphqlRequest, type GraphqlRequest } from './graphql.js';
+import { createGraphqlRequest, type GraphqlPrinter, type GraphqlRequest } from './graphql.js';
+import { createPaginate, type Paginate } from './paginate.js';
 import { createRealtimeClient, type RealtimeClient, type RealtimeOptions, type WebSocketConstructor } from './realtime.js';
 import { createRestClient, type RestClient } from './rest.js';
 import { createTransport, type Credential, type SessionTokens, type TransportOptions } from './transport.js';
@@ -14,6 +15,7 @@ export * from './errors.js';
 export * from './transport.js';
 export * from './rest.js';
 export * from './graphql.js';
+export * from './paginate.js';
 export * from './realtime.js';
 export * as documents from './generated/graphql.js';
 export type * as gql from './generated/graphql.js';
@@ -21,12 +23,19 @@ export type * as gql from './generated/graphql.js';
 export interface SdkOptions extends TransportOptions {
   /** The WebSocket implementation for realtime() (default: globalThis.WebSocket). */
   WebSocket?: WebSocketConstructor;
+  /**
+   * graphql's `print`, for DocumentNodes that carry no source text (GraphQL Code Generator's client
+   * preset strips `loc`). Parsed documents and strings need none; the SDK never loads `graphql` itself.
+   */
+  print?: GraphqlPrinter;
 }
 
 export interface Sdk {
   rest: RestClient;
-  /** POST /v1/gql with a typed document. */
+  /** POST /v1/gql with a typed document, a DocumentNode or a query string. */
   graphql: GraphqlRequest;
+  /** Every row of a paged REST list, page after page: `for await (const e of sdk.paginate('events', { limit: 100 }))`. */
+  paginate: Paginate;
   /** The current credential (a session's tokens change with each refresh). */
   credential(): Credential;
   setCredential(credential: Credential): void;
@@ -41,7 +50,8 @@ export interface Sdk {
 export function createSdk(options: SdkOptions): Sdk {
   const transport = createTransport(options);
   const rest = createRestClient(transport);
-  const graphql = createGraphqlRequest(transport);
+  const graphql = createGraphqlRequest(transport, options.print);
+  const paginate = createPaginate(transport, rest);
 
   async function mint(path: '/auth/ws-token' | '/auth/popout/ws-token'): Promise<string> {
     const response = await transport.fetch(new Request(`${transport.apiUrl}${path}`, { method: 'POST', headers: { accept: 'application/json' } }));
@@ -57,7 +67,7 @@ export function createSdk(options: SdkOptions): Sdk {
       case 'popout-cookie':
         return mint('/auth/popout/ws-token');
       case 'none':
-        throw new ApiError(401, { error: 'UNAUTHORIZED', message: 'No credential to mint a WebSocket token with' });
+        throw new ApiError(401, { error: 'UNAUTHORIZED', message: 'Authentication required: no credential to mint a WebSocket token with' });
       default:
         return mint('/auth/ws-token');
     }
@@ -66,6 +76,7 @@ export function createSdk(options: SdkOptions): Sdk {
   return {
     rest,
     graphql,
+    paginate,
     credential: transport.credential,
     setCredential: transport.setCredential,
     async devLogin(input, onTokens) {

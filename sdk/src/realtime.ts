@@ -8,8 +8,13 @@
  * 1006 close): the client mints a new token once and tries again at once; if that socket is
  * refused too it backs off. The WebSocket implementation is injected (the browser's by default;
  * the node entry passes `ws`), so this module imports nothing Node-only.
+ *
+ * `connect()` always settles: at the welcome; at once with the refusal when the credential is
+ * refused (minting the token answered 401 or 403, or the upgrade did, where the WebSocket
+ * implementation tells the status: `ws` does, a browser does not); else with TIMEOUT after
+ * `connectTimeoutMs`, while the client keeps trying in the background until close().
  */
-import { ApiError } from './errors.js';
+import { ApiError, statusOfCode, toApiError } from './errors.js';
 import {
   channelFamilies,
   wsLimits,
@@ -28,7 +33,9 @@ export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  addEventListener(type: 'open' | 'error', listener: () => void): void;
+  addEventListener(type: 'open', listener: () => void): void;
+  /** `ws` passes an ErrorEvent whose message names a refused upgrade's status; a browser's Event has none. */
+  addEventListener(type: 'error', listener: (event: { message?: unknown }) => void): void;
   addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
   addEventListener(type: 'close', listener: (event: { code: number; reason: string }) => void): void;
 }
@@ -76,13 +83,18 @@ export interface RealtimeOptions {
   WebSocket?: WebSocketConstructor;
   /** Backoff: the n-th wait is random() × min(maxDelayMs, initialDelayMs × 2^n). */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+  /**
+   * How long connect() waits for the welcome before it rejects with TIMEOUT (default 10 s). The
+   * client goes on trying after that; close() stops it.
+   */
+  connectTimeoutMs?: number;
   /** Ping after this much silence (default a third of the server's silence timeout). */
   pingIntervalMs?: number;
   /** No frame this long after a ping: the connection is dead and is replaced (default the ping interval). */
   pongTimeoutMs?: number;
   random?: () => number;
   onStateChange?(state: ConnectionState): void;
-  /** Errors not tied to one channel: a token that cannot be minted, INVALID_FORMAT, TOKEN_EXPIRED, … */
+  /** Errors not tied to one channel: a token that cannot be minted (its own error: UNAUTHORIZED, NETWORK_ERROR, …), INVALID_FORMAT, TOKEN_EXPIRED, … */
   onError?(error: ApiError): void;
 }
 
@@ -117,7 +129,9 @@ export class RealtimeClient {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private pingTimer: ReturnType<typeof setTimeout> | null = null;
   private pongTimer: ReturnType<typeof setTimeout> | null = null;
-  private waiters: { resolve(w: WsWelcomeMessage): void; reject(e: Error): void }[] = [];
+  private waiters: { resolve(w: WsWelcomeMessage): void; reject(e: ApiError): void }[] = [];
+  /** The status a refused upgrade named in the socket's error event (`ws` only), for the close that follows. */
+  private refusedStatus = 0;
   private currentState: ConnectionState = 'idle';
   /** The session id of the last welcome. */
   sessionId: string | null = null;
@@ -130,10 +144,30 @@ export class RealtimeClient {
     return this.currentState;
   }
 
-  /** Opens the connection (if not open) and resolves at the next welcome. */
+  /**
+   * Opens the connection (if not open) and resolves at the next welcome; rejects with an ApiError
+   * when the credential is refused (its 401 or 403), or with TIMEOUT after `connectTimeoutMs`.
+   */
   connect(): Promise<WsWelcomeMessage> {
-    if (this.stopped) return Promise.reject(new Error('the realtime client is closed'));
-    const welcome = new Promise<WsWelcomeMessage>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (this.stopped) return Promise.reject(closedError());
+    const timeoutMs = this.options.connectTimeoutMs ?? 10_000;
+    const welcome = new Promise<WsWelcomeMessage>((resolve, reject) => {
+      const waiter = {
+        resolve: (w: WsWelcomeMessage) => {
+          clearTimeout(timer);
+          resolve(w);
+        },
+        reject: (e: ApiError) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new ApiError(0, { error: 'TIMEOUT', message: `No welcome from ${this.options.url} within ${timeoutMs} ms`, details: { timeout_ms: timeoutMs } }));
+      }, timeoutMs);
+      this.waiters.push(waiter);
+    });
     if (this.currentState === 'idle') void this.open('connect');
     return welcome;
   }
@@ -179,8 +213,12 @@ export class RealtimeClient {
     this.socket = null;
     this.welcomed = false;
     socket?.close(1000, 'client closed');
-    for (const waiter of this.waiters.splice(0)) waiter.reject(new Error('the realtime client is closed'));
+    this.rejectWaiters(closedError());
     this.setState('closed');
+  }
+
+  private rejectWaiters(error: ApiError): void {
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
   }
 
   private setState(state: ConnectionState): void {
@@ -205,27 +243,48 @@ export class RealtimeClient {
     try {
       if (!this.token || reason !== 'connect') this.token = await this.options.getToken(reason);
       token = this.token;
-    } catch (error) {
-      this.options.onError?.(new ApiError(0, { error: 'TOKEN_UNAVAILABLE', message: error instanceof Error ? error.message : String(error) }));
+    } catch (thrown) {
+      const error = toApiError(thrown);
+      this.options.onError?.(error);
+      if (error.status === 401 || error.status === 403) {
+        // The credential is refused: no retry can help until the caller changes it, so stop here
+        // (subscriptions are kept; a later connect() starts again).
+        this.rejectWaiters(error);
+        this.failures = 0;
+        this.setState('idle');
+        return;
+      }
       this.scheduleReconnect();
       return;
     }
     if (this.stopped) return;
     const Impl = this.options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-    if (!Impl) throw new Error('no WebSocket implementation: pass options.WebSocket (in Node, use the sdk/node entry)');
-    const url = new URL(this.options.url);
-    url.searchParams.set('token', token);
-    const socket = new Impl(url.toString());
+    let socket: WebSocketLike;
+    try {
+      if (!Impl) throw new TypeError('no WebSocket implementation: pass options.WebSocket (in Node, use the sdk/node entry)');
+      const url = new URL(this.options.url);
+      url.searchParams.set('token', token);
+      socket = new Impl(url.toString());
+    } catch (thrown) {
+      // No implementation, or a URL it refuses: nothing a retry can mend.
+      this.rejectWaiters(toApiError(thrown));
+      this.setState('idle');
+      return;
+    }
     this.socket = socket;
     this.welcomed = false;
+    this.refusedStatus = 0;
     socket.addEventListener('message', (event) => {
       if (socket === this.socket) this.onFrame(event.data);
     });
     socket.addEventListener('close', (event) => {
       if (socket === this.socket) this.onClosed(event.code);
     });
-    socket.addEventListener('error', () => {
-      // A close event follows every error; it decides what happens next.
+    socket.addEventListener('error', (event) => {
+      // A close event follows every error; it decides what happens next. `ws` names a refused
+      // upgrade's status here ("Unexpected server response: 401"); a browser tells nothing.
+      const status = /Unexpected server response: (\d{3})/.exec(String(event?.message ?? ''));
+      if (socket === this.socket && status) this.refusedStatus = Number(status[1]);
     });
   }
 
@@ -262,7 +321,7 @@ export class RealtimeClient {
   }
 
   private onErrorFrame(frame: Extract<WsServerMessage, { type: 'error' }>): void {
-    const error = new ApiError(0, { error: frame.code, message: frame.message });
+    const error = new ApiError(statusOfCode(frame.code), { error: frame.code, message: frame.message });
     const code: string = frame.code;
     const entry = frame.channel ? this.channels.get(frame.channel) : undefined;
     if (entry && code === 'RESUME_GAP') {
@@ -308,6 +367,11 @@ export class RealtimeClient {
       void this.open('refused');
       return;
     }
+    if (!wasWelcomed && (this.refusedStatus === 401 || this.refusedStatus === 403)) {
+      // A fresh token refused too: whoever waits for connect() hears it now (the client backs off).
+      const code = this.refusedStatus === 401 ? 'UNAUTHORIZED' : 'FORBIDDEN';
+      this.rejectWaiters(new ApiError(this.refusedStatus, { error: code, message: `The WebSocket upgrade was refused (${this.refusedStatus})` }));
+    }
     if (code === 4002) this.token = null;
     this.scheduleReconnect();
   }
@@ -350,6 +414,8 @@ export class RealtimeClient {
     this.retryTimer = this.pingTimer = this.pongTimer = null;
   }
 }
+
+const closedError = () => new ApiError(0, { error: 'ABORTED', message: 'The realtime client is closed' });
 
 export function createRealtimeClient(options: RealtimeOptions): RealtimeClient {
   return new RealtimeClient(options);

@@ -7,8 +7,13 @@
  * SDK sends one with each, the same on every attempt, unless the caller set its own). Any other
  * change is sent once. An aborted request stops waiting at once.
  *
+ * Every failure leaves as an ApiError: an answer is the caller's to read (openapi-fetch returns
+ * it; `unwrap` throws it), a failure without one (network, abort, `timeoutMs`) rejects with
+ * NETWORK_ERROR, ABORTED or TIMEOUT.
+ *
  * Owns: credentials and retries. Must not import anything Node-only: the browser entry uses it.
  */
+import { ApiError, toApiError } from './errors.js';
 import { apiBasePath, idempotentOperations, tokenQueryOperations } from './generated/rest-meta.js';
 
 /** An access and refresh JWT pair, as dev login, a sign-in exchange and a refresh answer them. */
@@ -59,6 +64,11 @@ export interface TransportOptions {
   fetch?: typeof fetch;
   /** Waits between retries (tests make it instant); rejects when `signal` aborts. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * A bound on each call, retries and waits included: past it the call rejects with TIMEOUT
+   * (default none; the caller's own AbortSignal still ends it with ABORTED).
+   */
+  timeoutMs?: number;
 }
 
 export interface Transport {
@@ -170,7 +180,7 @@ export function createTransport(options: TransportOptions): Transport {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ refresh_token: current.refreshToken }),
     });
-    if (!response.ok) throw new Error(`refresh answered ${response.status}`);
+    if (!response.ok) throw new ApiError(response.status, { error: 'UNAUTHORIZED', message: `The refresh answered ${response.status}` });
     const body = (await response.json()) as { data: { access_token: string; refresh_token: string } };
     return { accessToken: body.data.access_token, refreshToken: body.data.refresh_token };
   }
@@ -213,11 +223,27 @@ export function createTransport(options: TransportOptions): Transport {
     return { request: new Request(input.url, { method: input.method, headers, body, redirect: input.redirect, signal: input.signal }), retry: true };
   }
 
+  /** The caller's signal, bounded by `timeoutMs` when set. */
+  function boundedSignal(signal: AbortSignal): AbortSignal {
+    if (options.timeoutMs === undefined) return signal;
+    return AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]);
+  }
+
   async function send(original: Request): Promise<Response> {
+    const signal = boundedSignal(original.signal);
+    try {
+      return await sendWithRetries(original, signal);
+    } catch (error) {
+      throw toApiError(error, signal);
+    }
+  }
+
+  async function sendWithRetries(original: Request, signal: AbortSignal): Promise<Response> {
+    if (signal.aborted) throw toApiError(signal.reason, signal);
     // Read once, sent as bytes on every attempt (a streamed body could be sent only once).
     const body = original.body ? await original.arrayBuffer() : null;
-    const { request: input, retry } = retryable(original, body);
-    const signal = input.signal;
+    const bounded = signal === original.signal ? original : new Request(original.url, { method: original.method, headers: original.headers, body, redirect: original.redirect, signal });
+    const { request: input, retry } = retryable(bounded, body);
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const sentWith = credential;

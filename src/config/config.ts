@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import Ajv from 'ajv';
+import Ajv, { type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import { configSchema } from './schema';
 
@@ -89,7 +89,7 @@ export interface Config {
     max_tokens: number;
     max_cost: number;
   };
-  docs: { swagger_ui: boolean; openapi_json: boolean };
+  docs: { swagger_ui: boolean; openapi_json: boolean; asyncapi_ui: boolean };
   auth: {
     jwt_secret: string;
     ws_token_expiration: number;
@@ -147,6 +147,19 @@ export interface Config {
     payout_api_url: string;
     /** The provider's domain a payout certificate URL must be on (or a subdomain of); null: the API host without its first label. */
     payout_cert_domain: string | null;
+  };
+  /**
+   * Submitting payout requests to the payout provider (src/modules/payouts/submitter.ts, ADR 007):
+   * off by default; its API is `payments.payout_api_url`, authenticated with the OAuth2 client
+   * credentials here. `retry` bounds the tries while the provider is unavailable.
+   */
+  payouts: {
+    enabled: boolean;
+    client_id: string | null;
+    client_secret: string | null;
+    request_timeout_ms: number;
+    batch_size: number;
+    retry: { max_attempts: number; base_delay_ms: number; max_delay_ms: number; sweep_seconds: number; lease_ms: number };
   };
   /** Platform OAuth apps: the platforms whose global (SYSTEM) app credentials are configured. */
   connections: { system_apps: string[] };
@@ -288,7 +301,8 @@ function productionSecretProblems(config: Config): string[] {
   return problems;
 }
 
-const defaults = (env: Env): Omit<Config, 'version'> => ({
+/** The defaults of each environment, below the file and the environment (also read by docs/reference/configuration.md's generator). */
+export const configDefaults = (env: Env): Omit<Config, 'version'> => ({
   env,
   port: 8080,
   // Loopback outside production: dev login is on there and must not be reachable from the network.
@@ -309,7 +323,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     max_tokens: 5000,
     max_cost: 5000,
   },
-  docs: { swagger_ui: true, openapi_json: true },
+  docs: { swagger_ui: true, openapi_json: true, asyncapi_ui: true },
   auth: {
     jwt_secret: env === 'production' ? '' : DEV_JWT_SECRET,
     ws_token_expiration: 900,
@@ -339,6 +353,14 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     payout_webhook_id: null,
     payout_api_url: 'https://api.payout-provider.com',
     payout_cert_domain: null,
+  },
+  payouts: {
+    enabled: false,
+    client_id: null,
+    client_secret: null,
+    request_timeout_ms: 10_000,
+    batch_size: 20,
+    retry: { max_attempts: 5, base_delay_ms: 30_000, max_delay_ms: 3_600_000, sweep_seconds: 30, lease_ms: 120_000 },
   },
   connections: { system_apps: [] },
   sounds: { blob_store: 'fs', blob_dir: null },
@@ -484,14 +506,20 @@ function envKeys(env: NodeJS.ProcessEnv, problems: string[]): Json {
   return out;
 }
 
-/** The short names kept beside the rule (PORT, DATABASE_URL, ...): they win over their SVC_ forms. */
+/**
+ * The short names kept beside the rule (PORT, DATABASE_URL, ...) and the key each sets: they win
+ * over their SVC_ forms. An empty value is ignored.
+ */
+export const SHORT_ENV_NAMES = { PORT: 'port', DATABASE_URL: 'database_url', TIMESERIES_URL: 'timeseries_url', REDIS_URL: 'redis_url', SVC_DATA_DIR: 'data_dir' } as const;
+
 function envOverrides(env: NodeJS.ProcessEnv): Json {
   const out: Json = {};
-  if (env.PORT !== undefined && env.PORT !== '') out.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
-  if (env.DATABASE_URL) out.database_url = env.DATABASE_URL;
-  if (env.TIMESERIES_URL) out.timeseries_url = env.TIMESERIES_URL;
-  if (env.REDIS_URL) out.redis_url = env.REDIS_URL;
-  if (env.SVC_DATA_DIR) out.data_dir = env.SVC_DATA_DIR;
+  for (const [name, key] of Object.entries(SHORT_ENV_NAMES)) {
+    const text = env[name];
+    if (text === undefined || text === '') continue;
+    // PORT alone is a number; a non-numeric PORT stays text so validation names it.
+    out[key] = key === 'port' && /^\d+$/.test(text) ? Number(text) : text;
+  }
   return out;
 }
 
@@ -508,6 +536,10 @@ function packageVersion(): string {
   }
 }
 
+let compiledValidator: ValidateFunction | null = null;
+/** The schema's validator, compiled once per process (loadConfig runs many times in tests and codegen). */
+const configValidator = (): ValidateFunction => (compiledValidator ??= new Ajv({ allErrors: true, strict: false }).compile(configSchema));
+
 /**
  * Loads configuration. `overrides` is merged last (tests use it instead of files); every problem
  * is collected and reported together in one ConfigError.
@@ -518,10 +550,9 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   const problems: string[] = [];
   const layered = merge(merge(merge(file, envKeys(processEnv, problems)), envOverrides(processEnv)), options.overrides ?? {});
   const envName = (layered.env ?? 'development') as Env;
-  const merged = merge({ ...defaults(['development', 'test', 'production'].includes(envName) ? envName : 'development'), version: packageVersion() }, layered);
+  const merged = merge({ ...configDefaults(['development', 'test', 'production'].includes(envName) ? envName : 'development'), version: packageVersion() }, layered);
 
-  const ajv = new Ajv({ allErrors: true, strict: false });
-  const validate = ajv.compile(configSchema);
+  const validate = configValidator();
   if (!validate(merged)) {
     for (const e of validate.errors ?? []) {
       const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(root)';
@@ -537,6 +568,11 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
     if (config.payments?.allow_unsigned_webhooks) problems.push('payments.allow_unsigned_webhooks: cannot be enabled in production (it accepts unsigned payment events)');
     if (config.webhooks?.require_signatures === false) problems.push('webhooks.require_signatures: cannot be false in production (it accepts unsigned platform webhooks)');
     problems.push(...productionSecretProblems(config));
+    if (config.payouts?.enabled) {
+      for (const key of ['client_id', 'client_secret'] as const) {
+        if (!config.payouts[key]) problems.push(`payouts.${key}: must be set in production while payouts.enabled is true (the payout provider's credentials)`);
+      }
+    }
   }
   // A lease renewed no more often than it lasts would lapse between renewals.
   if (typeof config.jobs?.lease_renew_ms === 'number' && typeof config.jobs.lease_ttl_ms === 'number' && config.jobs.lease_renew_ms * 2 > config.jobs.lease_ttl_ms) {

@@ -1,13 +1,13 @@
 /**
  * Documentation helpers of Part 1, each behind its flag: the OpenAPI document (internal surfaces
- * left out), Swagger UI and GraphiQL (assets from node_modules, never a CDN), and the RFC 9116
- * security.txt. A helper whose flag is off is simply not mounted, so it answers 404 NOT_FOUND.
- * Owns the Content-Security-Policy of the two documentation pages, which replaces the API's
- * (security-headers.ts) on their routes only.
+ * left out), Swagger UI, GraphiQL and the WebSocket protocol's page (AsyncAPI's own renderer;
+ * assets from node_modules, never a CDN), and the RFC 9116 security.txt. A helper whose flag is
+ * off is simply not mounted, so it answers 404 NOT_FOUND. Owns the Content-Security-Policy of the
+ * three documentation pages, which replaces the API's (security-headers.ts) on their routes only.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Router } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../config/config';
@@ -21,6 +21,16 @@ const graphiqlAssets: Record<string, { file: string; type: string }> = {
   'react-dom.js': { file: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: 'application/javascript' },
   'graphiql.js': { file: packageFile('graphiql', 'graphiql.min.js'), type: 'application/javascript' },
   'graphiql.css': { file: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css' },
+};
+
+/**
+ * The WebSocket protocol's page: @asyncapi/react-component's standalone bundle (React and the
+ * AsyncAPI parser included) and its stylesheet, the browser build its README documents for use
+ * without a bundler.
+ */
+const asyncapiAssets: Record<string, { file: string; type: string }> = {
+  'asyncapi.js': { file: packageFile('@asyncapi/react-component', 'browser/standalone/index.js'), type: 'application/javascript' },
+  'asyncapi.css': { file: packageFile('@asyncapi/react-component', 'styles/default.min.css'), type: 'text/css' },
 };
 
 /**
@@ -38,6 +48,8 @@ const publishedFile = (file: string): Buffer => readFileSync(path.join(PUBLISHED
 
 /** The document Swagger UI loads (served whenever Swagger UI is). */
 export const SWAGGER_DOCUMENT_PATH = '/v1/api-doc/openapi.json';
+/** The document the AsyncAPI page loads (served whenever the page is, whatever `docs.openapi_json` says). */
+export const ASYNCAPI_DOCUMENT_PATH = '/v1/asyncapi-ui/asyncapi.json';
 
 /**
  * The documentation pages, their assets and the OpenAPI document: static files a browser loads by
@@ -45,7 +57,7 @@ export const SWAGGER_DOCUMENT_PATH = '/v1/api-doc/openapi.json';
  * anonymous rate budget (app.ts); the API calls the pages then make (`/v1/gql`, "Try it out") are.
  * Matched without regard to case, as Express routes them.
  */
-const DOCS_PATH = /^\/v1\/(?:swagger-ui|graphiql)(?:\/|$)|^\/v1\/(?:api-doc\/)?openapi\.json$|^\/v1\/asyncapi\.json$/i;
+const DOCS_PATH = /^\/v1\/(?:swagger-ui|graphiql|asyncapi-ui)(?:\/|$)|^\/v1\/(?:api-doc\/)?openapi\.json$|^\/v1\/asyncapi\.json$/i;
 export const isDocsPath = (path: string): boolean => DOCS_PATH.test(path);
 
 /** The page's bootstrap, served as a file so the CSP needs no inline script. */
@@ -73,6 +85,37 @@ const graphiqlPage = `<!doctype html>
 </html>
 `;
 
+/** The AsyncAPI page's bootstrap, a file like GraphiQL's: the renderer fetches and parses the document itself. */
+const asyncapiInit = `AsyncApiStandalone.render(
+  { schema: { url: '${ASYNCAPI_DOCUMENT_PATH}', options: { method: 'GET' } }, config: { show: { sidebar: true, errors: true } } },
+  document.getElementById('asyncapi'),
+);
+`;
+
+const asyncapiPage = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <title>WebSocket protocol</title>
+    <link rel="icon" href="data:," />
+    <link rel="stylesheet" href="/v1/asyncapi-ui/assets/asyncapi.css" />
+  </head>
+  <body>
+    <div id="asyncapi">Loading…</div>
+    <script src="/v1/asyncapi-ui/assets/asyncapi.js"></script>
+    <script src="/v1/asyncapi-ui/assets/init.js"></script>
+  </body>
+</html>
+`;
+
+/** Serves a page's assets by name from a fixed table (anything else falls through to 404). */
+const assetRoute = (assets: Record<string, { file: string; type: string }>) => (req: Request, res: Response, next: NextFunction) => {
+  const asset = assets[String(req.params.name ?? '')];
+  if (!asset) return next();
+  res.type(asset.type).setHeader('Cache-Control', 'public, max-age=86400');
+  res.sendFile(asset.file);
+};
+
 export function securityTxt(config: Pick<Config, 'security_txt'>, now: Date): string {
   const expires = config.security_txt.expires ?? new Date(now.getTime() + 180 * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
   return `Contact: ${config.security_txt.contact}\nExpires: ${expires}\nPreferred-Languages: en\n`;
@@ -83,10 +126,14 @@ export function securityTxt(config: Pick<Config, 'security_txt'>, now: Date): st
  * node_modules, so no CDN is listed), no inline or attribute scripts (GraphiQL's bootstrap is a
  * file), and 'unsafe-inline' styles, here and nowhere else: Swagger UI's page carries an inline
  * <style> and style attributes, the GraphiQL page an inline <style>. `data:` covers the fonts and
- * icons both stylesheets embed. Checked in headless Chromium: both pages render and load their
- * schema with no CSP violation.
+ * icons both stylesheets embed. `evaluatesSchemas` adds 'unsafe-eval' for the AsyncAPI page
+ * alone: its renderer's parser (Ajv, Spectral) compiles JSON Schema validators with `new Function`
+ * as its bundle loads, with or without the parser (the bundle without it still carries Spectral's
+ * option schemas), and there is no Ajv-standalone build of it. The page loads nothing but this
+ * origin's files and the published document, so the exception lets no foreign script in. Checked
+ * in headless Chromium: the three pages render and load their documents with no CSP violation.
  */
-export function docsContentSecurityPolicy(config: Pick<Config, 'env'>) {
+export function docsContentSecurityPolicy(config: Pick<Config, 'env'>, options: { evaluatesSchemas?: boolean } = {}) {
   return helmet.contentSecurityPolicy({
     useDefaults: false,
     directives: {
@@ -96,7 +143,7 @@ export function docsContentSecurityPolicy(config: Pick<Config, 'env'>) {
       'font-src': ["'self'", 'data:'],
       'img-src': ["'self'", 'data:'],
       'object-src': ["'none'"],
-      'script-src': ["'self'"],
+      'script-src': options.evaluatesSchemas ? ["'self'", "'unsafe-eval'"] : ["'self'"],
       'script-src-attr': ["'none'"],
       'style-src': ["'self'", "'unsafe-inline'"],
       'form-action': ["'self'"],
@@ -128,12 +175,15 @@ export function createDocsRouter(config: Readonly<Config>): Router {
     router.use('/v1/graphiql', pagePolicy);
     router.get('/v1/graphiql', (_req, res) => void res.type('html').send(graphiqlPage));
     router.get('/v1/graphiql/assets/init.js', (_req, res) => void res.type('application/javascript').send(graphiqlInit));
-    router.get('/v1/graphiql/assets/:name', (req, res, next) => {
-      const asset = graphiqlAssets[req.params.name ?? ''];
-      if (!asset) return next();
-      res.type(asset.type).setHeader('Cache-Control', 'public, max-age=86400');
-      res.sendFile(asset.file);
-    });
+    router.get('/v1/graphiql/assets/:name', assetRoute(graphiqlAssets));
+  }
+  if (config.docs.asyncapi_ui) {
+    const asyncapi = publishedFile('asyncapi.json');
+    router.use('/v1/asyncapi-ui', docsContentSecurityPolicy(config, { evaluatesSchemas: true }));
+    router.get('/v1/asyncapi-ui', (_req, res) => void res.type('html').send(asyncapiPage));
+    router.get(ASYNCAPI_DOCUMENT_PATH, (_req, res) => void res.type('application/json').send(asyncapi));
+    router.get('/v1/asyncapi-ui/assets/init.js', (_req, res) => void res.type('application/javascript').send(asyncapiInit));
+    router.get('/v1/asyncapi-ui/assets/:name', assetRoute(asyncapiAssets));
   }
   const started = new Date();
   if (config.security_txt.contact) router.get('/.well-known/security.txt', (_req, res) => void res.type('text/plain').send(securityTxt(config, started)));

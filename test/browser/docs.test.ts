@@ -1,7 +1,8 @@
 /**
- * The documentation pages in a real browser: Swagger UI and GraphiQL render from this
- * origin's assets with no console error, uncaught error or CSP violation; Swagger UI executes one
- * "Try it out" request and GraphiQL one query.
+ * The documentation pages in a real browser: Swagger UI, GraphiQL and the WebSocket protocol's
+ * AsyncAPI page render from this origin's assets with no console error, uncaught error or CSP
+ * violation; Swagger UI executes one "Try it out" request, GraphiQL one query, and the AsyncAPI
+ * page lists the protocol's channels.
  */
 import type { Browser } from 'puppeteer-core';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -67,6 +68,20 @@ describeWithBrowser('documentation pages in Chromium', () => {
     // The schema loaded (introspection answered): the documentation explorer lists the root type.
     await page.click('.graphiql-sidebar button[aria-label="Show Documentation Explorer"]');
     await page.waitForFunction(() => (document.querySelector('.graphiql-doc-explorer')?.textContent ?? '').includes('Query'), { timeout: 30_000 });
+
+    expect(await problems()).toEqual(NO_PROBLEMS);
+    await page.close();
+  });
+
+  test('the AsyncAPI page renders the WebSocket protocol with its channel names', async () => {
+    const { page, problems } = await watchedPage(browser);
+    await page.goto(`${t.url}/v1/asyncapi-ui`, { waitUntil: 'load' });
+    // The renderer parses the document in the page, then lists one operation per channel.
+    await page.waitForFunction(() => (document.querySelector('#asyncapi')?.textContent ?? '').includes('events:{account_id}'), { timeout: 60_000 });
+    const text = await page.$eval('#asyncapi', (el) => el.textContent ?? '');
+    for (const channel of ['events:{account_id}', 'chat:{account_id}', 'presence:{resource_channel}', 'public-stats:{platform}:{broadcast_id}']) expect(text).toContain(channel);
+    // The document's own title: the renderer parsed it (a parse failure shows its error panel instead, and logs).
+    expect(text).toContain('WebSocket protocol');
 
     expect(await problems()).toEqual(NO_PROBLEMS);
     await page.close();

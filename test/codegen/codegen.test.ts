@@ -21,7 +21,7 @@ const root = path.resolve(__dirname, '../..');
 
 function scratchCopy(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'codegen-'));
-  for (const entry of ['spec', 'scripts', 'src', 'generated', 'codegen.yml', 'package.json', 'tsconfig.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
+  for (const entry of ['spec', 'scripts', 'src', 'generated', 'docs/reference', 'codegen.yml', 'package.json', 'tsconfig.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
     cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
   }
   symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');

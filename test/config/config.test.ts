@@ -25,7 +25,7 @@ describe('loadConfig', () => {
     expect(config.redis_url).toBeNull();
     expect(config.metrics).toEqual({ host: '127.0.0.1', port: 9464 });
     expect(config.http.trust_proxy).toBe('loopback');
-    expect(config.docs).toEqual({ swagger_ui: true, openapi_json: true });
+    expect(config.docs).toEqual({ swagger_ui: true, openapi_json: true, asyncapi_ui: true });
     expect(config.graphql.playground).toBe(true);
     expect(Object.isFrozen(config) && Object.isFrozen(config.auth)).toBe(true);
   });
@@ -34,7 +34,7 @@ describe('loadConfig', () => {
     const yaml = file('svc.yaml', 'port: 9000\ndocs:\n  swagger_ui: false\nmetrics:\n  port: 9999\n');
     const config = loadConfig({ env: { SVC_CONFIG: yaml, PORT: '7000', DATABASE_URL: 'postgres://db/x', REDIS_URL: 'redis://r:6379', TIMESERIES_URL: 'postgres://ts/y', SVC_DATA_DIR: '/tmp/d' } });
     expect(config.port).toBe(7000);
-    expect(config.docs).toEqual({ swagger_ui: false, openapi_json: true });
+    expect(config.docs).toEqual({ swagger_ui: false, openapi_json: true, asyncapi_ui: true });
     expect(config.metrics).toEqual({ host: '127.0.0.1', port: 9999 });
     expect(config.database_url).toBe('postgres://db/x');
     expect(config.timeseries_url).toBe('postgres://ts/y');
@@ -105,6 +105,17 @@ describe('loadConfig', () => {
     const development = loadConfig({ env: {}, overrides: { env: 'development', payments: { allow_unsigned_webhooks: true }, webhooks: { require_signatures: false } } });
     expect(development.payments.allow_unsigned_webhooks).toBe(true);
     expect(development.webhooks.require_signatures).toBe(false);
+  });
+
+  test('payout submission: off by default; production refuses it on without the provider\'s credentials, which come from SVC_ variables too', () => {
+    const production = { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
+    expect(loadConfig({ env: {}, overrides: production }).payouts).toMatchObject({ enabled: false, client_id: null, client_secret: null });
+    expect(() => loadConfig({ env: {}, overrides: { ...production, payouts: { enabled: true, client_id: 'id' } } })).toThrow(
+      "payouts.client_secret: must be set in production while payouts.enabled is true (the payout provider's credentials)",
+    );
+    const fromEnv = loadConfig({ env: { SVC_PAYOUTS__ENABLED: 'true', SVC_PAYOUTS__CLIENT_ID: 'id', SVC_PAYOUTS__CLIENT_SECRET: 'provider-secret' }, overrides: production });
+    expect(fromEnv.payouts).toMatchObject({ enabled: true, client_id: 'id', client_secret: 'provider-secret' });
+    expect(() => loadConfig({ env: {}, overrides: { payouts: { retry: { max_attempts: 0 } } } })).toThrow(/payouts\.retry\.max_attempts/);
   });
 
   test('the listener binds 127.0.0.1 outside production and 0.0.0.0 in production; `host` overrides both', () => {

@@ -78,6 +78,8 @@ describeTwinContract(fixtures, twin('deleteSettingPreset'));
 describeTwinContract(fixtures, twin('deleteSound'));
 describeTwinContract(fixtures, twin('deleteUserApiKey'));
 describeTwinContract(fixtures, twin('developerApiKeys'));
+describeTwinContract(fixtures, twin('developerPayout'));
+describeTwinContract(fixtures, twin('developerPayouts'));
 describeTwinContract(fixtures, twin('developerVerificationStatus'));
 describeTwinContract(fixtures, twin('dissolveAccount'));
 describeTwinContract(fixtures, twin('emitEvent'));

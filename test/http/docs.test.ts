@@ -1,7 +1,7 @@
 /**
  * Documentation helpers (Part 1, "Helper endpoints"): the GraphQL SDL, the public OpenAPI
- * document (internal surfaces left out), Swagger UI and GraphiQL served from node_modules (no
- * CDN), each behind its config flag, and the RFC 9116 security.txt.
+ * document (internal surfaces left out), Swagger UI, GraphiQL and the WebSocket protocol's AsyncAPI
+ * page served from node_modules (no CDN), each behind its config flag, and the RFC 9116 security.txt.
  */
 import vm from 'node:vm';
 import { useTestApp } from '../helpers/app';
@@ -107,6 +107,31 @@ describe('documentation helpers (default flags)', () => {
     }
   });
 
+  test('GET /v1/asyncapi-ui serves HTML whose scripts and styles all come from /v1/asyncapi-ui/assets/, and the document it renders', async () => {
+    const res = await fetch(`${t.url}/v1/asyncapi-ui`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    // The pages' CSP; this page alone adds 'unsafe-eval' (its renderer's parser compiles validators).
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self' 'unsafe-eval'");
+    expect(csp).toContain("default-src 'self'");
+    const html = await res.text();
+    const urls = assetUrls(html).filter((url) => !url.startsWith('data:'));
+    expect(urls.length).toBeGreaterThan(0);
+    for (const url of urls) expect(url).toMatch(/^\/v1\/asyncapi-ui\/assets\/[^/]+$/);
+    for (const url of [...urls, '/v1/asyncapi-ui/assets/init.js']) {
+      const asset = await fetch(`${t.url}${url}`);
+      expect({ url, status: asset.status }).toEqual({ url, status: 200 });
+      expect(asset.headers.get('content-type')).toMatch(url.endsWith('.css') ? /^text\/css/ : /javascript/);
+      await asset.arrayBuffer();
+    }
+    const doc = (await (await fetch(`${t.url}/v1/asyncapi-ui/asyncapi.json`)).json()) as { asyncapi: string; channels: Record<string, unknown> };
+    expect(doc.asyncapi).toMatch(/^3\./);
+    expect(Object.keys(doc.channels)).toContain('events');
+    // Swagger UI and GraphiQL keep the strict policy.
+    expect((await fetch(`${t.url}/v1/graphiql`)).headers.get('content-security-policy')).not.toContain('unsafe-eval');
+  });
+
   test('an unknown GraphiQL asset is 404 NOT_FOUND', async () => {
     const res = await fetch(`${t.url}/v1/graphiql/assets/nope.js`);
     expect(res.status).toBe(404);
@@ -137,7 +162,7 @@ describe('documentation files and the anonymous rate budget', () => {
   const t = useTestApp();
 
   test("200 loads of the pages, their assets and the document leave the API's anonymous budget intact", async () => {
-    const files = ['/v1/swagger-ui/', '/v1/swagger-ui/swagger-ui-init.js', '/v1/swagger-ui/index.css', '/v1/graphiql', '/v1/graphiql/assets/init.js', '/v1/openapi.json', '/v1/api-doc/openapi.json', '/V1/GraphiQL'];
+    const files = ['/v1/swagger-ui/', '/v1/swagger-ui/swagger-ui-init.js', '/v1/swagger-ui/index.css', '/v1/graphiql', '/v1/graphiql/assets/init.js', '/v1/asyncapi-ui', '/v1/asyncapi-ui/assets/init.js', '/v1/openapi.json', '/v1/api-doc/openapi.json', '/V1/GraphiQL'];
     for (let i = 0; i < 200; i += 1) {
       const path = files[i % files.length]!;
       const res = await fetch(`${t.url}${path}`);
@@ -153,7 +178,7 @@ describe('documentation files and the anonymous rate budget', () => {
 });
 
 describe('documentation helpers switched off', () => {
-  const t = useTestApp({ docs: { swagger_ui: false, openapi_json: false }, graphql: { playground: false } });
+  const t = useTestApp({ docs: { swagger_ui: false, openapi_json: false, asyncapi_ui: false }, graphql: { playground: false } });
 
   test.each([
     '/v1/openapi.json',
@@ -162,6 +187,9 @@ describe('documentation helpers switched off', () => {
     '/v1/swagger-ui/swagger-ui-bundle.js',
     '/v1/graphiql',
     '/v1/graphiql/assets/graphiql.js',
+    '/v1/asyncapi-ui',
+    '/v1/asyncapi-ui/asyncapi.json',
+    '/v1/asyncapi-ui/assets/asyncapi.js',
   ])('GET %s is 404 NOT_FOUND', async (path) => {
     const res = await fetch(`${t.url}${path}`);
     expect(res.status).toBe(404);

@@ -451,3 +451,276 @@ export const idempotentOperations: readonly string[] = [
   "PUT /extension-installs/{id}/secrets/{name}",
   "PUT /extension-installs/{id}/storage/{key}"
 ];
+
+/**
+ * The paged lists, by operationId (what `sdk.paginate` walks): `items` names the member holding
+ * a page's rows; `next` is `links` for collection envelopes (follow `_links.next`) or `page` for
+ * page-numbered lists (`?page=` up to the total).
+ */
+export const pagedOperations = {
+  "accountAuditLog": {
+    "path": "/account/audit-log",
+    "items": "items",
+    "next": "page"
+  },
+  "accountInvites": {
+    "path": "/account/invites",
+    "items": "data",
+    "next": "links"
+  },
+  "accountMembers": {
+    "path": "/account/members",
+    "items": "data",
+    "next": "links"
+  },
+  "accountRoles": {
+    "path": "/account/roles",
+    "items": "data",
+    "next": "links"
+  },
+  "accountServiceKeys": {
+    "path": "/service-keys",
+    "items": "data",
+    "next": "links"
+  },
+  "adminAccountApiKeys": {
+    "path": "/admin/accounts/{account_id}/api-keys",
+    "items": "data",
+    "next": "links"
+  },
+  "adminAccounts": {
+    "path": "/admin/accounts",
+    "items": "data",
+    "next": "links"
+  },
+  "adminAuditLog": {
+    "path": "/admin/audit-log",
+    "items": "items",
+    "next": "page"
+  },
+  "adminDeveloperApplications": {
+    "path": "/admin/developer-applications",
+    "items": "items",
+    "next": "page"
+  },
+  "adminDeveloperVerifications": {
+    "path": "/admin/developer-verifications",
+    "items": "items",
+    "next": "page"
+  },
+  "adminMailOutbox": {
+    "path": "/admin/mail/outbox",
+    "items": "data",
+    "next": "links"
+  },
+  "adminRoleMembers": {
+    "path": "/admin/admin-roles/{id}/members",
+    "items": "data",
+    "next": "links"
+  },
+  "adminRoles": {
+    "path": "/admin/admin-roles",
+    "items": "data",
+    "next": "links"
+  },
+  "adminSystemKeyPermissions": {
+    "path": "/admin/system-key-permissions",
+    "items": "data",
+    "next": "links"
+  },
+  "adminSystemKeys": {
+    "path": "/admin/system-keys",
+    "items": "data",
+    "next": "links"
+  },
+  "adminUserApiKeys": {
+    "path": "/admin/users/{user_id}/api-keys",
+    "items": "data",
+    "next": "links"
+  },
+  "adminUsers": {
+    "path": "/admin/users",
+    "items": "data",
+    "next": "links"
+  },
+  "adminUserSettingPresets": {
+    "path": "/admin/users/{id}/setting-presets",
+    "items": "data",
+    "next": "links"
+  },
+  "allAdminPermissions": {
+    "path": "/admin/admin-permissions",
+    "items": "data",
+    "next": "links"
+  },
+  "allTeamPermissions": {
+    "path": "/developer/teams/permissions",
+    "items": "data",
+    "next": "links"
+  },
+  "apiKeyAssignablePermissions": {
+    "path": "/api-keys/permissions",
+    "items": "data",
+    "next": "links"
+  },
+  "chatHistory": {
+    "path": "/chat/history",
+    "items": "data",
+    "next": "links"
+  },
+  "connectionStatuses": {
+    "path": "/connections/status",
+    "items": "data",
+    "next": "links"
+  },
+  "developerApiKeys": {
+    "path": "/developer/api-keys",
+    "items": "data",
+    "next": "links"
+  },
+  "developerExtensions": {
+    "path": "/developer/extensions",
+    "items": "data",
+    "next": "links"
+  },
+  "developerPayouts": {
+    "path": "/developer/payouts",
+    "items": "data",
+    "next": "links"
+  },
+  "developerTeamInvites": {
+    "path": "/developer/teams/{id}/invites",
+    "items": "data",
+    "next": "links"
+  },
+  "developerTeamMembers": {
+    "path": "/developer/teams/{id}/members",
+    "items": "data",
+    "next": "links"
+  },
+  "developerTeamRoles": {
+    "path": "/developer/teams/{id}/roles",
+    "items": "data",
+    "next": "links"
+  },
+  "events": {
+    "path": "/events",
+    "items": "data",
+    "next": "links"
+  },
+  "extensionInstalls": {
+    "path": "/extension-installs",
+    "items": "data",
+    "next": "links"
+  },
+  "extensionPurchases": {
+    "path": "/developer/extensions/{id}/purchases",
+    "items": "data",
+    "next": "links"
+  },
+  "extensionScreenshots": {
+    "path": "/developer/extensions/{id}/screenshots",
+    "items": "data",
+    "next": "links"
+  },
+  "extensionTesters": {
+    "path": "/developer/extensions/{id}/testers",
+    "items": "data",
+    "next": "links"
+  },
+  "extensionVersions": {
+    "path": "/developer/extensions/{id}/versions",
+    "items": "data",
+    "next": "links"
+  },
+  "listIdeaCategories": {
+    "path": "/ideas/categories",
+    "items": "data",
+    "next": "links"
+  },
+  "listIdeaComments": {
+    "path": "/ideas/{id}/comments",
+    "items": "data",
+    "next": "links"
+  },
+  "listIdeaParticipants": {
+    "path": "/ideas/{id}/participants",
+    "items": "data",
+    "next": "links"
+  },
+  "listIdeas": {
+    "path": "/ideas",
+    "items": "data",
+    "next": "links"
+  },
+  "listIdeaTags": {
+    "path": "/ideas/tags",
+    "items": "data",
+    "next": "links"
+  },
+  "listIdeaVoters": {
+    "path": "/ideas/{id}/voters",
+    "items": "data",
+    "next": "links"
+  },
+  "myAccounts": {
+    "path": "/accounts",
+    "items": "data",
+    "next": "links"
+  },
+  "myAuditLog": {
+    "path": "/me/audit-log",
+    "items": "items",
+    "next": "page"
+  },
+  "myDeveloperTeams": {
+    "path": "/developer/teams",
+    "items": "data",
+    "next": "links"
+  },
+  "mySettingPresets": {
+    "path": "/me/setting-presets",
+    "items": "data",
+    "next": "links"
+  },
+  "notifications": {
+    "path": "/notifications",
+    "items": "data",
+    "next": "links"
+  },
+  "overlays": {
+    "path": "/overlays",
+    "items": "data",
+    "next": "links"
+  },
+  "platformCredentialModes": {
+    "path": "/connections/credential-modes",
+    "items": "data",
+    "next": "links"
+  },
+  "popoutTokens": {
+    "path": "/tokens",
+    "items": "data",
+    "next": "links"
+  },
+  "sessions": {
+    "path": "/auth/sessions",
+    "items": "data",
+    "next": "links"
+  },
+  "userApiKeys": {
+    "path": "/api-keys",
+    "items": "data",
+    "next": "links"
+  },
+  "widgetAccess": {
+    "path": "/widgets/{id}/access",
+    "items": "data",
+    "next": "links"
+  },
+  "widgets": {
+    "path": "/widgets",
+    "items": "data",
+    "next": "links"
+  }
+} as const;

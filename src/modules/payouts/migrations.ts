@@ -76,4 +76,28 @@ export const payoutMigrations: readonly Migration[] = [
       for (const table of TABLES) await knex.schema.dropTableIfExists(table);
     },
   },
+  {
+    // Submission to the payout provider (./submitter.ts): tries made, when the next is due, the
+    // node holding a try in flight and until when, and the last error a try met. A pending payout
+    // is due at once (existing rows included: they were waiting for exactly this).
+    name: '20261128130000_payouts_submission',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('payouts', (t) => {
+        t.integer('submit_attempts').notNullable().defaultTo(0);
+        t.timestamp('next_attempt_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.string('locked_by', 200).nullable();
+        t.timestamp('locked_until', { useTz: true }).nullable();
+        t.string('last_error', 500).nullable();
+        t.timestamp('submitted_at', { useTz: true }).nullable();
+      });
+      // The submitter's claim: pending payouts by due time.
+      await knex.raw("create index payouts_pending_due on payouts (next_attempt_at) where status = 'pending'");
+    },
+    async down(knex: Knex) {
+      await knex.raw('drop index if exists payouts_pending_due');
+      await knex.schema.alterTable('payouts', (t) => {
+        t.dropColumns('submit_attempts', 'next_attempt_at', 'locked_by', 'locked_until', 'last_error', 'submitted_at');
+      });
+    },
+  },
 ];

@@ -24,6 +24,16 @@ const subscriptionOf = rowMapping(subscriptionColumns);
 
 const one = <T>(mapping: { map(row: Record<string, unknown>): T }, row: unknown): T | undefined => (row ? mapping.map(row as Record<string, unknown>) : undefined);
 
+/** A pending payout a node holds for one try at the provider. */
+export interface SubmissionRow {
+  id: string;
+  amountCents: number;
+  currency: string;
+  payoutEmail: string;
+  /** Tries made, this one included. */
+  attempts: number;
+}
+
 /** Who is paid: a payout profile, with the developer or team the spec's settings name it by. */
 export type Payee = { id: string } & Pick<PayoutSettings, 'developerId' | 'teamId'>;
 
@@ -154,6 +164,53 @@ export function createPayoutsRepo(knex: Knex) {
     /** payouts.update */
     async updatePayout(db: Knex.Transaction, id: string, patch: Partial<{ status: PayoutStatus; provider_batch_id: string; provider_item_id: string; failure_reason: string | null; paid_at: unknown }>): Promise<void> {
       await db('payouts').where({ id }).update({ ...patch, updated_at: db.fn.now() });
+    },
+    /**
+     * payouts.claimDue: takes up to `limit` pending payouts due for a try and not held by a live
+     * try, for this node. Rows another node is claiming are skipped (FOR UPDATE SKIP LOCKED), and
+     * the hold commits before anything is sent, so two nodes (or two runs on one) never submit one
+     * payout at once; a hold that expired (its node died mid-try) makes the row due again. The
+     * status stays `pending` on the wire: a try in flight is not a state the developer sees.
+     */
+    async claimDue(nodeId: string, limit: number, holdMs: number, maxAttempts: number): Promise<SubmissionRow[]> {
+      const result = await knex.raw<{ rows: Record<string, unknown>[] } | Record<string, unknown>[]>(
+        `update payouts
+            set submit_attempts = submit_attempts + 1, locked_by = ?, locked_until = now() + (?::int * interval '1 millisecond')
+          where id in (
+            select id from payouts
+             where status = 'pending' and next_attempt_at <= now() and (locked_until is null or locked_until < now()) and submit_attempts < ?
+             order by next_attempt_at
+             limit ?
+             for update skip locked)
+        returning id, amount_cents, currency, payout_email, submit_attempts`,
+        [nodeId, Math.round(holdMs), maxAttempts, limit],
+      );
+      const rows = Array.isArray(result) ? result : result.rows;
+      return rows.map((row) => ({ id: String(row.id), amountCents: Number(row.amount_cents), currency: String(row.currency), payoutEmail: String(row.payout_email), attempts: Number(row.submit_attempts) }));
+    },
+    /** payouts.lockHeld: the payout this node's try holds (same node, same try), locked; undefined when the hold was lost */
+    async lockHeld(db: Knex.Transaction, held: Pick<SubmissionRow, 'id' | 'attempts'>, nodeId: string): Promise<Payout | undefined> {
+      return one(payoutOf, await db('payouts').where({ id: held.id, locked_by: nodeId, submit_attempts: held.attempts }).forUpdate().first(db.raw(payoutOf.select)));
+    },
+    /** payouts.release: the try is over (submitted, settled or failed): no hold, no error */
+    async releaseHold(db: Db, id: string, patch: Partial<{ submitted_at: unknown; last_error: string | null }> = {}): Promise<void> {
+      await db('payouts').where({ id }).update({ locked_by: null, locked_until: null, ...patch });
+    },
+    /** payouts.retryLater: due again `delayMs` from now with the try's error, while this node's try still holds it */
+    async retryLater(held: Pick<SubmissionRow, 'id' | 'attempts'>, nodeId: string, delayMs: number, error: string): Promise<boolean> {
+      const n = await knex('payouts')
+        .where({ id: held.id, status: 'pending', locked_by: nodeId, submit_attempts: held.attempts })
+        .update({ next_attempt_at: knex.raw("now() + (?::int * interval '1 millisecond')", [Math.round(delayMs)]), last_error: error.slice(0, 500), locked_by: null, locked_until: null });
+      return n > 0;
+    },
+    /** payouts.abandoned: pending payouts whose last try's node died holding them, with no try left */
+    async abandoned(maxAttempts: number, limit: number): Promise<string[]> {
+      const rows: { id: string }[] = await knex('payouts').where({ status: 'pending' }).where('locked_until', '<', knex.fn.now()).where('submit_attempts', '>=', maxAttempts).limit(limit).select('id');
+      return rows.map((r) => r.id);
+    },
+    /** payouts.lockById: a payout by id, locked (the sweep's give-up of a dead node's last try) */
+    async lockById(db: Knex.Transaction, id: string): Promise<Payout | undefined> {
+      return one(payoutOf, await db('payouts').where({ id }).forUpdate().first(db.raw(payoutOf.select)));
     },
     /** payout_events.claim: false when this provider event id was applied before */
     async claimEvent(db: Knex.Transaction, row: { id: string; payout_id: string; event_id: string; event_type: string; from_status: string; to_status: string }): Promise<boolean> {

@@ -47,6 +47,8 @@ export interface PayoutsDeps {
   /** Brings an account's installs of an extension in line with its subscriptions, in the caller's transaction. */
   extensions: Pick<ModuleApis['extensions'], 'subscriptionChanged'>;
   log: Logger;
+  /** Runs in a new payout request's transaction (queues the submission when submission is on). */
+  onRequested?: (trx: Knex.Transaction) => Promise<void>;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -65,6 +67,8 @@ const PAYOUT_EVENTS: Readonly<Record<string, { to: PayoutStatus; from: readonly 
   'PAYMENT.PAYOUTS-ITEM.FAILED': { to: 'failed', from: ['pending', 'processing'] },
   'PAYMENT.PAYOUTS-ITEM.UNCLAIMED': { to: 'canceled', from: ['pending', 'processing'] },
 };
+/** Every state a payout can be in (the spec's enum of `Payout.status`). */
+const PAYOUT_STATUSES: readonly PayoutStatus[] = ['pending', 'processing', 'paid', 'failed', 'canceled'];
 const TRANSFER_PAID = { to: 'paid' as const, from: ['pending', 'processing'] as const };
 
 export function createPayoutsService(deps: PayoutsDeps) {
@@ -275,6 +279,8 @@ export function createPayoutsService(deps: PayoutsDeps) {
     },
 
     async list(auth: AuthContext, query: { teamId?: string; status?: PayoutStatus }, paging: PageRequest): Promise<Page<Payout>> {
+      // REST's validator refuses any other status before this; GraphQL's `status` is a String.
+      if (query.status !== undefined && !PAYOUT_STATUSES.includes(query.status)) throw AppError.validation(m.badStatus, { fields: [{ field: 'status', message: m.badStatus }] });
       const payee = await payeeOf(auth, query.teamId, 'read');
       const { rows, total } = await repo.payouts(payee.id, query.status, paging);
       return pageOf(rows, total, paging);
@@ -297,6 +303,7 @@ export function createPayoutsService(deps: PayoutsDeps) {
         const amount = input.amountCents ?? available;
         if (amount > available) throw AppError.validation(m.amountExceedsAvailable, { fields: [{ field: 'amount_cents', message: m.amountExceedsAvailable }] });
         await repo.insertPayout(trx, { id, payee_id: payee.id, developer_id: payee.developerId, team_id: payee.teamId, requested_by: auth.userId, amount_cents: amount, currency, payout_email: account.payoutEmail });
+        await deps.onRequested?.(trx);
       });
       return (await repo.payout(id))!;
     },
@@ -347,6 +354,13 @@ export function createPayoutsService(deps: PayoutsDeps) {
 
     /** A payout's state timeline (operators and tests). */
     events: (payoutId: string) => repo.events(payoutId),
+
+    /**
+     * Moves a locked payout by a change of our own (its submission to the provider, a refusal, a
+     * give-up) as provider events move it: once per `event.id`, with the requester's notification,
+     * in the caller's transaction. For ./submitter.ts; not part of the module's API.
+     */
+    change: move,
   };
 }
 
