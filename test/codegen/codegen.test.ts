@@ -10,41 +10,15 @@
  * has no complete relay entry.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { codegen, edit, root, scratchCopy } from '../helpers/codegen-scratch';
 import { publicOpenapiDocument } from '../../generated/openapi-document';
 
 const run = promisify(execFile);
-const root = path.resolve(__dirname, '../..');
 
-function scratchCopy(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'codegen-'));
-  for (const entry of ['spec', 'scripts', 'src', 'generated', 'docs/reference', 'codegen.yml', 'package.json', 'tsconfig.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
-    cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
-  }
-  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  return dir;
-}
-
-async function check(dir: string): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'scripts/codegen.ts', '--check'], { cwd: dir });
-    return { code: 0, output: stdout + stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, output: e.stdout + e.stderr };
-  }
-}
-
-function edit(dir: string, file: string, change: (text: string) => string): void {
-  const target = path.join(dir, file);
-  const before = readFileSync(target, 'utf8');
-  const after = change(before);
-  if (after === before) throw new Error(`edit of ${file} changed nothing`);
-  writeFileSync(target, after);
-}
+const check = (dir: string) => codegen(dir);
 
 /** Applies a text change to every part of the OpenAPI document (spec/openapi/); at least one must change. */
 function editOpenapi(dir: string, change: (text: string) => string): void {

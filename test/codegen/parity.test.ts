@@ -4,41 +4,11 @@
  * be columns of its table (scripts/codegen/storage.ts), and every declared exception must excuse a
  * real difference. Each message names the file to edit.
  */
-import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { rmSync } from 'node:fs';
+import { codegen, edit, scratchCopy } from '../helpers/codegen-scratch';
 
-const run = promisify(execFile);
-const root = path.resolve(__dirname, '../..');
 
-function scratchCopy(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'codegen-parity-'));
-  for (const entry of ['spec', 'scripts', 'src', 'generated', 'codegen.yml', 'package.json', 'tsconfig.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
-    cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
-  }
-  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  return dir;
-}
-
-async function check(dir: string): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'scripts/codegen.ts', '--check'], { cwd: dir });
-    return { code: 0, output: stdout + stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, output: e.stdout + e.stderr };
-  }
-}
-
-function edit(dir: string, file: string, change: (text: string) => string): void {
-  const target = path.join(dir, file);
-  const before = readFileSync(target, 'utf8');
-  const after = change(before);
-  if (after === before) throw new Error(`edit of ${file} changed nothing`);
-  writeFileSync(target, after);
-}
+const check = (dir: string) => codegen(dir);
 
 const OPENAPI = 'spec/openapi/modules/overlays.yaml';
 const GRAPHQL = 'spec/graphql/modules/overlays.graphql';
@@ -53,7 +23,7 @@ jest.setTimeout(300_000);
 describe('codegen: REST/GraphQL field parity and spec/storage', () => {
   const dirs: string[] = [];
   const fresh = () => {
-    const dir = scratchCopy();
+    const dir = scratchCopy('codegen-parity-');
     dirs.push(dir);
     return dir;
   };

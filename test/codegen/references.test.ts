@@ -4,41 +4,11 @@
  * file, when a configuration key has no description. The registered metrics and metrics.md cannot
  * part: metrics.md is read from the registry src/infra/metrics.ts builds.
  */
-import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { codegen, edit, scratchCopy } from '../helpers/codegen-scratch';
 
-const run = promisify(execFile);
-const root = path.resolve(__dirname, '../..');
-
-function scratchCopy(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'codegen-references-'));
-  for (const entry of ['spec', 'scripts', 'src', 'generated', 'docs/reference', 'codegen.yml', 'package.json', 'tsconfig.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
-    cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
-  }
-  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  return dir;
-}
-
-async function check(dir: string): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'scripts/codegen.ts', '--check'], { cwd: dir });
-    return { code: 0, output: stdout + stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, output: e.stdout + e.stderr };
-  }
-}
-
-function edit(dir: string, file: string, change: (text: string) => string): void {
-  const target = path.join(dir, file);
-  const before = readFileSync(target, 'utf8');
-  const after = change(before);
-  if (after === before) throw new Error(`edit of ${file} changed nothing`);
-  writeFileSync(target, after);
-}
+const check = (dir: string) => codegen(dir);
 
 // Each test runs codegen in a child process; on a busy shared machine one run takes minutes.
 jest.setTimeout(300_000);
@@ -46,7 +16,7 @@ jest.setTimeout(300_000);
 describe('docs/reference/ under npm run codegen:check', () => {
   const dirs: string[] = [];
   const fresh = () => {
-    const dir = scratchCopy();
+    const dir = scratchCopy('codegen-references-');
     dirs.push(dir);
     return dir;
   };
