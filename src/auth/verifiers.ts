@@ -17,7 +17,7 @@ import { keep, keptRendering } from '../infra/kept';
 import { ANONYMOUS, type AuthContext, type CredentialBinding } from './context';
 import { tokenHash, type CredentialKind, type CredentialVerifier, type Transport, type VerifyFailure } from './credentials';
 import type { JwtClaims, JwtService } from './jwt';
-import { isAccountPermission, isUserPermission } from './registry';
+import { apiKeyDenyList, isAccountPermission, isUserPermission } from './registry';
 import { CACHED_KEY_KINDS, type CredentialRow, type CredentialStore, type KeyLookup } from './store';
 
 /** Live grants of a user, provided by the accounts module. */
@@ -224,11 +224,14 @@ export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore;
         // The account permissions its install granted (Part 1: "Extension tokens grant capability
         // through the permissions the extension declared and was granted at install time"): the
         // operations and channels those permissions gate, plus its own install's storage (gates.ts).
+        // Like an API key, it never holds the deny-list (minting keys or tokens, dissolving the
+        // account), whatever an install granted: a delegated credential cannot mint credentials
+        // that would outlive its install's revocation.
         return context({
           kind: 'extension',
           accountId: row.account_id,
           ...base,
-          permissions: set(row.permissions.filter(isAccountPermission)),
+          permissions: set(row.permissions.filter((p) => isAccountPermission(p) && !apiKeyDenyList.includes(p))),
           binding: { installId: row.subject_id ?? undefined, extensionId: row.extension_id ?? undefined },
         });
       default:

@@ -23,7 +23,7 @@ const t = useTestApp({ auth: { bootstrap_admins: [adminEmail] } });
 type Json = Record<string, any>;
 const slug = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 const TONE = readFileSync(path.join(__dirname, '../fixtures/audio/tone.wav'));
-const DECLARED = ['events:read', 'events:create', 'sounds:read', 'sounds:create', 'chat:read'];
+const DECLARED = ['events:read', 'events:create', 'sounds:read', 'sounds:create', 'chat:read', 'tokens:create', 'apikeys:create'];
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 let admin: LoggedIn;
@@ -124,6 +124,15 @@ describe('an extension token acts through the permissions its install granted', 
     expect((await api(t, 'GET', '/extension-installs', { token })).body).toEqual({ error: 'FORBIDDEN', message: 'Missing permission: extension-store:read' });
     // Admin scope is never an extension's.
     expect((await api(t, 'GET', '/admin/limit-requests', { token })).status).toBe(403);
+  });
+
+  test('the API key deny-list: granted at install, minting tokens and keys is still never an extension token\'s', async () => {
+    const ext = await publishedExtension('Greedy');
+    const creator = await devLogin(t);
+    const { token } = await install(creator, ext, ['events:read', 'tokens:create', 'apikeys:create']);
+    const me = await api(t, 'GET', '/tokens/me', { token });
+    expect(me.status).toBe(200);
+    expect(me.body.data).toEqual(expect.objectContaining({ permissions: ['events:read'] }));
   });
 
   test('sounds: sounds:create uploads under the extension\'s own limits (PATCH /v1/admin/extensions/{id}/limits), apart from the account\'s', async () => {
