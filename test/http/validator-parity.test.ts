@@ -22,13 +22,26 @@ type Json = Record<string, unknown>;
 
 const apiPath = (path: string) => /^\/v1(\/|$)/i.test(path);
 
+/** Codegen's parity and storage declarations (scripts/codegen/field-parity.ts, storage.ts): no validator reads them. */
+const DECLARATIONS = new Set(['x-graphql-omit', 'x-graphql-only', 'x-graphql-differs', 'x-graphql-name', 'x-computed', 'x-column']);
+
+function withoutDeclarations(node: unknown): void {
+  if (!node || typeof node !== 'object') return;
+  for (const [key, value] of Object.entries(node as Json)) {
+    if (DECLARATIONS.has(key)) delete (node as Json)[key];
+    else withoutDeclarations(value);
+  }
+}
+
 /**
  * The document as the library was given it: multipart bodies open (their handler checks them), and
- * without response `links`, whose `parameters: { id: ... }` the library's Ajv (draft-04, which
- * reads `id` as a schema id) takes for clashing schema ids when it compiles `paths` into every
- * schema (the replaced code gave it no `paths`).
+ * without response `links` or codegen's declarations (`x-graphql-name: { id: roleId }`),
+ * whose `id` members the library's Ajv (draft-04, which reads `id` as a schema id) takes for
+ * clashing schema ids when it compiles `paths` into every schema (the replaced code gave it no
+ * `paths`).
  */
 function asLibraryDocument(document: Json): Json {
+  withoutDeclarations(document);
   for (const item of Object.values(document.paths as Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> }; responses?: Record<string, { links?: unknown }> }>>)) {
     for (const operation of Object.values(item)) {
       const multipart = operation?.requestBody?.content?.['multipart/form-data'];
