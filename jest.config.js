@@ -14,4 +14,7 @@ module.exports = {
   },
   // Generous: an app start (PGlite compile and every migration) on a loaded 2-core machine can take 20 s.
   testTimeout: 60000,
+  // A worker whose heap passed this after a file is replaced before the next: heaps grown over
+  // dozens of files (each starting apps) otherwise spend the run's last minutes in full GCs.
+  workerIdleMemoryLimit: '1GB',
 };
