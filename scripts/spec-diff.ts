@@ -158,6 +158,8 @@ export async function runDiff(base: string = root): Promise<{ ok: boolean; repor
   const report: string[] = [];
   const problems: string[] = [];
   const accepted = readAccepted(base, problems);
+  // A malformed list of accepted changes is reported at once: no comparison could be judged by it.
+  if (problems.length) return { ok: false, report: problems.map((p) => `error: ${p}`) };
   const used = new Set<string>();
   let breaking = 0;
   for (const document of DOCUMENTS) {
