@@ -17,6 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { backoffDelayMs } from '../../infra/backoff';
 import { SealedValueError, type SecretBox } from '../../auth/secrets';
 import { AppError } from '../../errors';
 import type { Config } from '../../config/config';
@@ -62,12 +63,6 @@ export interface MailDeps {
 
 const isTransaction = (db: Knex | Knex.Transaction | undefined): db is Knex.Transaction => Boolean(db && 'commit' in db && typeof db.commit === 'function');
 
-/** Exponential backoff from the try just made, bounded, with jitter (a random half to whole of it). */
-export function retryDelayMs(attempts: number, retry: Readonly<Config['mail']['retry']>, random = Math.random): number {
-  const bounded = Math.min(retry.max_delay_ms, retry.base_delay_ms * 2 ** Math.max(0, attempts - 1));
-  return Math.round(bounded * (0.5 + random() / 2));
-}
-
 /** An SMTP reply in the 5xx range refuses the message for good; anything else may pass later. */
 const isPermanent = (error: unknown): boolean => {
   const code = (error as { responseCode?: number })?.responseCode;
@@ -102,7 +97,7 @@ export function createMailService(deps: MailDeps) {
         log.error({ mail_id: row.id, kind: row.kind, key_id: error.keyId, attempts: row.attempts }, 'mail failed: its sealed body cannot be opened with this node\'s keys');
         return;
       }
-      const delay = retryDelayMs(row.attempts, config.retry);
+      const delay = backoffDelayMs(row.attempts, config.retry);
       if (await repo.markRetry(row, nodeId, delay, reason)) counts.retried += 1;
       log.warn({ mail_id: row.id, kind: row.kind, key_id: error.keyId, attempts: row.attempts, retry_in_ms: delay }, 'mail not sent by this node: its sealed body names a key this node cannot open; left for another try');
       return;
@@ -125,7 +120,7 @@ export function createMailService(deps: MailDeps) {
         log.warn({ mail_id: row.id, kind: row.kind, attempts: row.attempts, error: reason }, 'mail failed: given up');
         return;
       }
-      const delay = retryDelayMs(row.attempts, config.retry);
+      const delay = backoffDelayMs(row.attempts, config.retry);
       if (await repo.markRetry(row, nodeId, delay, reason)) counts.retried += 1;
       log.info({ mail_id: row.id, kind: row.kind, attempts: row.attempts, retry_in_ms: delay, error: reason }, 'mail not delivered yet: will retry');
     }

@@ -16,6 +16,7 @@
  * `next_attempt_at`, `last_error` and `submitted_at` columns of `payouts`.
  */
 import type { Knex } from 'knex';
+import { backoffDelayMs } from '../../infra/backoff';
 import type { Config } from '../../config/config';
 import type { Logger } from '../../infra/logger';
 import type { PayoutProvider, SubmissionResult } from './provider';
@@ -40,12 +41,6 @@ export interface SubmitterDeps {
   config: Readonly<Config['payouts']>;
   nodeId: string;
   log: Logger;
-}
-
-/** Exponential backoff from the try just made, bounded, with jitter (a random half to whole of it). */
-export function submitDelayMs(attempts: number, retry: Readonly<Config['payouts']['retry']>, random = Math.random): number {
-  const bounded = Math.min(retry.max_delay_ms, retry.base_delay_ms * 2 ** Math.max(0, attempts - 1));
-  return Math.round(bounded * (0.5 + random() / 2));
 }
 
 /** The timeline's names for our own changes (the provider's events use theirs). */
@@ -85,7 +80,7 @@ export function createPayoutSubmitter(deps: SubmitterDeps) {
       log.warn({ payout_id: held.id, attempts: held.attempts, error: result.reason }, 'payout submission given up: the provider stayed unavailable');
       return record(held, { kind: 'gave_up', reason: giveUpReason(held.attempts, result.reason) });
     }
-    const delay = submitDelayMs(held.attempts, config.retry);
+    const delay = backoffDelayMs(held.attempts, config.retry);
     if (await repo.retryLater(held, nodeId, delay, result.reason)) counts.retried += 1;
     log.info({ payout_id: held.id, attempts: held.attempts, retry_in_ms: delay, error: result.reason }, 'payout not submitted yet: will retry');
   }
