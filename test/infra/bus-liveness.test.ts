@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { createRedisBus, type Bus } from '../../src/infra/bus';
 import { createRedisLink, RedisUnavailableError } from '../../src/infra/cache';
+import { waitUntil } from '../helpers/wait';
 
 const redisUrl = process.env.REDIS_URL;
 const describeWithRedis = redisUrl ? describe : describe.skip;
@@ -67,14 +68,6 @@ async function startRelay(target: URL) {
   };
 }
 
-const waitFor = async (check: () => boolean, ms: number, what: string) => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
-
 describeWithRedis('bus subscriber liveness', () => {
   let relay: Awaited<ReturnType<typeof startRelay>>;
   let bus: Bus;
@@ -94,7 +87,7 @@ describeWithRedis('bus subscriber liveness', () => {
     const received: string[] = [];
     await bus.subscribe('events:a', (_channel, message) => received.push(message));
     await publisher.publish('events:a', 'before');
-    await waitFor(() => received.includes('before'), 5000, 'the first message');
+    await waitUntil(() => received.includes('before'), 'the first message', 5000);
     const before = relay.connections;
 
     // Quiet but alive: PINGs are answered, nothing reconnects.
@@ -105,7 +98,7 @@ describeWithRedis('bus subscriber liveness', () => {
     relay.blackhole();
     await publisher.publish('events:a', 'lost');
     // The probe finds it dead and the bus reconnects through a new connection, resubscribed.
-    await waitFor(() => relay.connections > before, 10_000, 'a reconnection');
+    await waitUntil(() => relay.connections > before, 'a reconnection', 10_000);
     const deadline = Date.now() + 10_000;
     while (!received.includes('after')) {
       if (Date.now() > deadline) throw new Error('the subscription did not come back');
@@ -151,7 +144,7 @@ describeWithRedis('bus subscriber liveness', () => {
       await expect(link.run((redis) => redis.ping())).rejects.toThrow(RedisUnavailableError);
       relay.release();
       // No command is sent; the end of the pause alone brings the link back, and says so.
-      await waitFor(() => changes.at(-1) === true, 5000, 'the link to announce its return');
+      await waitUntil(() => changes.at(-1) === true, 'the link to announce its return', 5000);
       expect(changes).toEqual([true, false, true]);
       expect(link.up).toBe(true);
       await expect(link.run((redis) => redis.ping())).resolves.toBe('PONG');

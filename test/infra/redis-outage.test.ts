@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { createRedisBus, type Bus } from '../../src/infra/bus';
 import { startTestApp, systemKey, type TestApp } from '../helpers/app';
 import { freePort, hasRedisServer, killRedis, startRedis } from '../helpers/redis-server';
+import { waitUntil } from '../helpers/wait';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 import { connect, within, type TestSocket } from '../helpers/ws';
 
@@ -87,6 +88,8 @@ describeWithRedis('a Redis outage while requests run', () => {
     t = await startTestApp({ redis_url: `redis://127.0.0.1:${port}`, auth: { system_keys: [key.config] }, rate_limits: generous });
     otherNode = createRedisBus(`redis://127.0.0.1:${port}`, t.app.config.redis_prefix);
     user = await devLogin(t);
+    // Both ends of the bus have heard their own heartbeat: a message published now travels through Redis.
+    await waitUntil(() => t.app.bus.live && otherNode.live, 'both buses live');
   }, 90_000);
 
   afterAll(async () => {
