@@ -6,11 +6,13 @@
  * and WebSub receiver, and platform_c's signed receiver; each type is seen delivered on
  * `events:{account_id}`, stored once although the platform sends it twice, and listed by
  * `GET /v1/events?types=…`. A stream start and end also send `channel:online` / `channel:offline`
- * on the events channel and the stream session on `history:{account_id}`. Unknown and malformed
- * frames are counted, never stored, and the socket lives on.
+ * on the events channel and the stream session on `history:{account_id}`. An extension installed
+ * in the account with `events:read` receives every type too, on the same channel through its own
+ * token. Unknown and malformed frames are counted, never stored, and the socket lives on.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { approvedDeveloper, installExtension, publishedExtension } from '../helpers/extensions';
 import { contractFrame, contractMessages, startFakePlatform, type FakePlatform } from '../helpers/fake-platform';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 import { closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
@@ -41,6 +43,8 @@ const opened = closeSocketsAfterEach();
 
 let fake: FakePlatform;
 let t: TestApp;
+/** A published extension declaring `events:read`: what alerts and overlays built by developers listen with. */
+let alerts: Record<string, unknown>;
 beforeAll(async () => {
   fake = await startFakePlatform();
   t = await startTestApp({
@@ -54,7 +58,8 @@ beforeAll(async () => {
       },
     },
   });
-  await devLogin(t, opsEmail);
+  const ops = await devLogin(t, opsEmail);
+  alerts = await publishedExtension(t, await approvedDeveloper(t, ops), ops, 'Alerts', ['events:read']);
 });
 afterAll(async () => {
   await t?.stop();
@@ -68,6 +73,18 @@ async function subscribed(user: LoggedIn, channel: string): Promise<TestSocket> 
   const s = await connect(t.wsUrl, { headers: { authorization: `Bearer ${user.accessToken}` } });
   opened.push(s);
   expect((await s.next()).type).toBe('welcome');
+  s.send({ type: 'subscribe', channel });
+  expect(await s.next()).toEqual({ type: 'subscribed', channel });
+  return s;
+}
+
+/** The account's events channel as an extension installed with `events:read` hears it, through the install's own token. */
+async function extensionSubscribed(user: LoggedIn): Promise<TestSocket> {
+  const install = await installExtension(t, user, alerts, ['events:read']);
+  const s = await connect(t.wsUrl, { headers: { authorization: `Bearer ${install.token}` } });
+  opened.push(s);
+  expect((await s.next()).type).toBe('welcome');
+  const channel = `events:${user.accountId}`;
   s.send({ type: 'subscribe', channel });
   expect(await s.next()).toEqual({ type: 'subscribed', channel });
   return s;
@@ -117,6 +134,7 @@ test('platform_a: every declared notification arrives over the socket opened wit
   const channel = `chan-a-${randomUUID()}`;
   const token = `tok-a-${randomUUID()}`;
   const events = await subscribed(owner, `events:${owner.accountId}`);
+  const extension = await extensionSubscribed(owner);
   const history = await subscribed(owner, `history:${owner.accountId}`);
   await grant(owner, 'platform_a', channel, token);
   const stream = ['notification_stream_online', 'notification_stream_update', 'notification_stream_offline'];
@@ -132,6 +150,7 @@ test('platform_a: every declared notification arrives over the socket opened wit
   for (const frame of frames) await fake.push(channel, frame);
   const types = declaredTypes('platform_a');
   const seen = await collect(events, hasAll([...types, 'channel:online', 'channel:offline']));
+  await collect(extension, hasAll(types));
   for (const [i, m] of ordered.entries()) {
     const type = (m.ingest as { type: string }).type;
     expect(seen.find((e) => e.type === type)).toMatchObject({ external_id: `platform_a:${String(frames[i]!.id)}`, raw: frames[i] });
@@ -168,6 +187,7 @@ test('platform_b: every polled type (with the channel token) and WebSub subscrib
   const token = `tok-b-${randomUUID()}`;
   const live = `live-${randomUUID()}`;
   const events = await subscribed(owner, `events:${owner.accountId}`);
+  const extension = await extensionSubscribed(owner);
   const itemNames = contractMessages('platform_b').filter((m) => m.name !== 'websub_entry').map((m) => m.name);
   const items = itemNames.map((name) => contractFrame('platform_b', name, { id: `${name}-${randomUUID()}`, ...(name === 'text' ? { type: undefined, message: 'hello from b' } : {}) }));
   // The platform answers an item again on a later page (a replay): stored once.
@@ -186,6 +206,7 @@ test('platform_b: every polled type (with the channel token) and WebSub subscrib
   }
   const types = declaredTypes('platform_b');
   const seen = await collect(events, hasAll(types));
+  await collect(extension, hasAll(types));
   expect(seen.find((e) => e.type === 'platform_b:subscribe')).toMatchObject({ external_id: `platform_b:video:${video}`, raw: { channel_id: channel, video_id: video } });
   for (const item of items.filter((i) => i.type !== undefined)) expect(seen.find((e) => e.external_id === `platform_b:${String(item.id)}`)).toMatchObject({ raw: item });
   // Wait for the poller to have read the replayed page too.
@@ -205,6 +226,7 @@ test('platform_c: every mapped type arrives through the signed receiver, stored 
   const channel = String(Math.floor(Math.random() * 1e9));
   expect((await api(t, 'PUT', `/admin/accounts/${owner.accountId}/connections/platform_c`, { token: (await devLogin(t, opsEmail)).accessToken, body: { platform_channel_id: channel } })).status).toBe(200);
   const events = await subscribed(owner, `events:${owner.accountId}`);
+  const extension = await extensionSubscribed(owner);
   const history = await subscribed(owner, `history:${owner.accountId}`);
   const order = ['subscription_new', 'subscription_gifts', 'followed', 'livestream_online', 'livestream_offline'];
   const bodies = order.map((name) => ({ name, id: randomUUID(), body: contractFrame('platform_c', name, { broadcaster: { user_id: Number(channel), username: 'streamer' } }) }));
@@ -222,6 +244,7 @@ test('platform_c: every mapped type arrives through the signed receiver, stored 
   }
   const types = declaredTypes('platform_c');
   const seen = await collect(events, hasAll([...types, 'channel:online', 'channel:offline']));
+  await collect(extension, hasAll(types));
   for (const { name, id, body } of bodies) {
     const type = (contractMessages('platform_c').find((m) => m.name === name)!.ingest as { type: string }).type;
     expect(seen.find((e) => e.type === type)).toMatchObject({ external_id: `platform_c:${id}`, raw: body });
@@ -261,6 +284,7 @@ test('music_platform: every activity type arrives through the leased poller with
   const owner = await devLogin(t);
   const token = `tok-m-${randomUUID()}`;
   const events = await subscribed(owner, `events:${owner.accountId}`);
+  const extension = await extensionSubscribed(owner);
   const music = await subscribed(owner, `music_platform:${owner.accountId}`);
   const items = contractMessages('music_platform').map((m) => contractFrame('music_platform', m.name, { id: `${m.name}-${randomUUID()}` }));
   // The feed answers every item twice (a replay): stored once.
@@ -268,6 +292,7 @@ test('music_platform: every activity type arrives through the leased poller with
   await grant(owner, 'music_platform', `music-user-${randomUUID()}`, token);
   const types = declaredTypes('music_platform');
   const seen = await collect(events, hasAll(types));
+  await collect(extension, hasAll(types));
   for (const item of items) expect(seen.find((e) => e.external_id === `music_platform:${String(item.id)}`)).toMatchObject({ type: `music_platform:${String(item.type)}`, raw: item });
   const playback = contractMessages('music_platform').filter((m) => m.ingest.kind === 'event' && (m.ingest as { publish?: string }).publish === 'now-playing').map((m) => `music_platform:${m.name}`);
   expect(playback).toHaveLength(6);
@@ -298,10 +323,12 @@ describe.each([
     const connection = `${platform}-${randomUUID()}`;
     await grant(owner, platform, connection, `tok-${randomUUID()}`);
     const events = await subscribed(owner, `events:${owner.accountId}`);
+    const extension = await extensionSubscribed(owner);
     const bodies = contractMessages(platform).map((m) => contractFrame(platform, m.name, { id: `${m.name}-${randomUUID()}`, [key]: connection }));
     for (let i = 0; i < 2; i += 1) for (const body of bodies) expect((await send(body)).status).toBe(200);
     const types = declaredTypes(platform);
     const seen = await collect(events, hasAll(types));
+    await collect(extension, hasAll(types));
     for (const body of bodies) expect(seen.find((e) => e.external_id === `${platform}:${String(body.id)}`)).toMatchObject({ type: `${platform}:${String(body.type)}`, raw: body });
     const stored = await listed(owner, types);
     for (const type of types) expect([type, stored.get(type)?.length ?? 0]).toEqual([type, 1]);
