@@ -48,7 +48,7 @@ export const wsDocument = {
     "automations": {
       "address": "automations:{account_id}",
       "title": "Automations",
-      "description": "Automation-engine updates of the account.",
+      "description": "Automation-engine updates of the account. The service has no publisher of its own on this channel: the automation engine is a client that broadcasts its updates here with `automations:execute`, and the service relays them to every subscriber.",
       "parameters": {
         "account_id": {
           "description": "The account id (UUID)."
