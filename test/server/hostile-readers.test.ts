@@ -16,7 +16,8 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startNodeArgs } from '../../scripts/bench/lib';
-import { createTestDatabase, services, type ScratchDatabase } from '../helpers/app';
+import type { ScratchDatabase } from '../../src/infra/db/scratch';
+import { createTestDatabase, services } from '../helpers/app';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 
 const root = path.resolve(__dirname, '../..');
