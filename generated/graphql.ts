@@ -2174,12 +2174,14 @@ export type AdminSettingPreset = {
 export type CreateSettingPresetInput = {
   kind: Scalars['String']['input'];
   name: Scalars['String']['input'];
+  /** Opaque JSON object; at most 32768 bytes as JSON text. */
   payload: Scalars['JSON']['input'];
   isDefault?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 export type UpdateSettingPresetInput = {
   name?: InputMaybe<Scalars['String']['input']>;
+  /** Opaque JSON object; at most 32768 bytes as JSON text. */
   payload?: InputMaybe<Scalars['JSON']['input']>;
   isDefault?: InputMaybe<Scalars['Boolean']['input']>;
 };
@@ -2289,6 +2291,7 @@ export type UpdateSoundInput = {
   name?: InputMaybe<Scalars['String']['input']>;
   /** 0 to 2147483647. */
   durationMs?: InputMaybe<Scalars['Int']['input']>;
+  /** Any JSON of at most 65536 bytes as JSON text; null clears it. */
   waveform?: InputMaybe<Scalars['JSON']['input']>;
 };
 

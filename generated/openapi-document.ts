@@ -19916,7 +19916,7 @@ export const openapiDocument = {
           "accounts"
         ],
         "summary": "Save a setting preset.",
-        "description": "The quota is the `max_setting_presets` of the user's plan (the largest among the plans\nof the accounts the user owns, else the default plan's; 0 is unlimited): past it 403\nPLAN_LIMIT_REACHED `Setting preset limit reached: your plan allows N preset(s)`.\n`is_default: true` makes it the only default of its kind. `payload` is opaque JSON.\n",
+        "description": "The quota is the `max_setting_presets` of the user's plan (the largest among the plans\nof the accounts the user owns, else the default plan's; 0 is unlimited): past it 403\nPLAN_LIMIT_REACHED `Setting preset limit reached: your plan allows N preset(s)`.\n`is_default: true` makes it the only default of its kind. `payload` is opaque JSON of at\nmost 32768 bytes as JSON text (else 400 VALIDATION_ERROR `payload must be at most 32768\nbytes as JSON`).\n",
         "x-auth": "first-party",
         "x-gate-reason": "the caller's own setting presets",
         "x-graphql": "Mutation.createSettingPreset",
@@ -19945,7 +19945,8 @@ export const openapiDocument = {
                   },
                   "payload": {
                     "type": "object",
-                    "additionalProperties": true
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object; at most 32768 bytes as JSON text."
                   },
                   "is_default": {
                     "type": "boolean"
@@ -20039,7 +20040,7 @@ export const openapiDocument = {
           "accounts"
         ],
         "summary": "Rename, replace the payload of, or make default one of the caller's presets.",
-        "description": "Another user's preset is 404 `Setting preset not found`, as an absent one.",
+        "description": "Another user's preset is 404 `Setting preset not found`, as an absent one. A `payload`\npast 32768 bytes as JSON text is 400 VALIDATION_ERROR `payload must be at most 32768\nbytes as JSON`.\n",
         "x-auth": "first-party",
         "x-gate-reason": "the caller's own setting presets",
         "x-graphql": "Mutation.updateSettingPreset",
@@ -20075,7 +20076,8 @@ export const openapiDocument = {
                   },
                   "payload": {
                     "type": "object",
-                    "additionalProperties": true
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object; at most 32768 bytes as JSON text."
                   },
                   "is_default": {
                     "type": "boolean"
@@ -22978,7 +22980,7 @@ export const openapiDocument = {
           "sounds"
         ],
         "summary": "Rename a sound or set its duration or waveform.",
-        "description": "`sounds:edit`. Optional `name` (1 to 100 characters after trimming, else 400\nVALIDATION_ERROR `name must be 1 to 100 characters`), `duration_ms` (integer 0 to\n2147483647, else `duration_ms must be an integer from 0 to 2147483647`), `waveform` (any\nJSON, passed through untouched; null clears it). Absent members stay as they are.\n",
+        "description": "`sounds:edit`. Optional `name` (1 to 100 characters after trimming, else 400\nVALIDATION_ERROR `name must be 1 to 100 characters`), `duration_ms` (integer 0 to\n2147483647, else `duration_ms must be an integer from 0 to 2147483647`), `waveform` (any\nJSON of at most 65536 bytes as JSON text, else `waveform must be at most 65536 bytes as\nJSON`; passed through untouched; null clears it). Absent members stay as they are.\n",
         "x-permission": "sounds:edit",
         "x-feature": "feature:sounds",
         "x-graphql": "Mutation.updateSound",
@@ -35226,7 +35228,7 @@ export const openapiDocument = {
             "maximum": 2147483647
           },
           "waveform": {
-            "description": "Any JSON; null clears it."
+            "description": "Any JSON of at most 65536 bytes as JSON text; null clears it."
           }
         }
       },

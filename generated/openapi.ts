@@ -4387,7 +4387,9 @@ export interface paths {
          * @description The quota is the `max_setting_presets` of the user's plan (the largest among the plans
          *     of the accounts the user owns, else the default plan's; 0 is unlimited): past it 403
          *     PLAN_LIMIT_REACHED `Setting preset limit reached: your plan allows N preset(s)`.
-         *     `is_default: true` makes it the only default of its kind. `payload` is opaque JSON.
+         *     `is_default: true` makes it the only default of its kind. `payload` is opaque JSON of at
+         *     most 32768 bytes as JSON text (else 400 VALIDATION_ERROR `payload must be at most 32768
+         *     bytes as JSON`).
          */
         post: operations["createSettingPreset"];
         delete?: never;
@@ -4415,7 +4417,9 @@ export interface paths {
         head?: never;
         /**
          * Rename, replace the payload of, or make default one of the caller's presets.
-         * @description Another user's preset is 404 `Setting preset not found`, as an absent one.
+         * @description Another user's preset is 404 `Setting preset not found`, as an absent one. A `payload`
+         *     past 32768 bytes as JSON text is 400 VALIDATION_ERROR `payload must be at most 32768
+         *     bytes as JSON`.
          */
         patch: operations["updateSettingPreset"];
         trace?: never;
@@ -5050,7 +5054,8 @@ export interface paths {
          * @description `sounds:edit`. Optional `name` (1 to 100 characters after trimming, else 400
          *     VALIDATION_ERROR `name must be 1 to 100 characters`), `duration_ms` (integer 0 to
          *     2147483647, else `duration_ms must be an integer from 0 to 2147483647`), `waveform` (any
-         *     JSON, passed through untouched; null clears it). Absent members stay as they are.
+         *     JSON of at most 65536 bytes as JSON text, else `waveform must be at most 65536 bytes as
+         *     JSON`; passed through untouched; null clears it). Absent members stay as they are.
          */
         patch: operations["updateSound"];
         trace?: never;
@@ -8204,7 +8209,7 @@ export interface components {
             duration_ms?: number;
             /** @description 1 to 100 characters after trimming. */
             name?: string;
-            /** @description Any JSON; null clears it. */
+            /** @description Any JSON of at most 65536 bytes as JSON text; null clears it. */
             waveform?: unknown;
         };
         UserApiKey: {
@@ -19803,6 +19808,7 @@ export interface operations {
                     is_default?: boolean;
                     kind: string;
                     name: string;
+                    /** @description Opaque JSON object; at most 32768 bytes as JSON text. */
                     payload: {
                         [key: string]: unknown;
                     };
@@ -19911,6 +19917,7 @@ export interface operations {
                 "application/json": {
                     is_default?: boolean;
                     name?: string;
+                    /** @description Opaque JSON object; at most 32768 bytes as JSON text. */
                     payload?: {
                         [key: string]: unknown;
                     };

@@ -46,6 +46,27 @@ describe('setting presets', () => {
     expect((await api(t, 'GET', '/me/setting-presets', { token: user.accessToken })).body.data).toEqual([]);
   });
 
+  test('a payload past 32768 bytes as JSON is refused on create and update, with the same message on both protocols; one at the bound is stored', async () => {
+    const user = await devLogin(t);
+    const auth = { authorization: `Bearer ${user.accessToken}` };
+    // {"f":"…"} is 8 bytes around the filler.
+    const atBound = { f: 'x'.repeat(32768 - 8) };
+    const past = { f: 'x'.repeat(32768 - 7) };
+    const message = 'payload must be at most 32768 bytes as JSON';
+    const saved = await save(user, { kind: 'overlay', name: 'big', payload: atBound });
+    expect(saved.status).toBe(201);
+    const refused = await save(user, { kind: 'overlay', name: 'too big', payload: past });
+    expect([refused.status, refused.body]).toEqual([400, { error: 'VALIDATION_ERROR', message, details: { fields: [{ field: 'payload', message }] } }]);
+    const patched = await api(t, 'PATCH', `/me/setting-presets/${saved.body.data.id}`, { token: user.accessToken, body: { payload: past } });
+    expect([patched.status, patched.body.message]).toEqual([400, message]);
+    const g = await gql(t.url, 'mutation($p: JSON!) { createSettingPreset(input: { kind: "overlay", name: "too big", payload: $p }) { id } }', { p: past }, auth);
+    expect(g.body.errors?.[0]).toMatchObject({ message, extensions: { code: 'VALIDATION_ERROR' } });
+    const gUpdate = await gql(t.url, 'mutation($id: UUID!, $p: JSON) { updateSettingPreset(id: $id, input: { payload: $p }) { id } }', { id: saved.body.data.id, p: past }, auth);
+    expect(gUpdate.body.errors?.[0]).toMatchObject({ message, extensions: { code: 'VALIDATION_ERROR' } });
+    const list = await api(t, 'GET', '/me/setting-presets', { token: user.accessToken });
+    expect((list.body.data as { payload: unknown }[]).map((p) => p.payload)).toEqual([atBound]);
+  });
+
   test('the quota is the plan’s max_setting_presets (Free 5); 0 is unlimited', async () => {
     const user = await devLogin(t);
     for (let i = 0; i < 5; i++) expect((await save(user, { kind: 'overlay', name: `p${i}`, payload: {} })).status).toBe(201);

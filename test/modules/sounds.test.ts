@@ -340,12 +340,15 @@ describe.each(['fs', 'database'] as const)('sounds on the %s blob store', (backe
       for (const [body, message] of [
         [{ name: '' }, 'name must be 1 to 100 characters'],
         [{ duration_ms: -1 }, 'duration_ms must be an integer from 0 to 2147483647'],
+        [{ waveform: { peaks: 'x'.repeat(65536) } }, 'waveform must be at most 65536 bytes as JSON'],
       ] as const) {
         const rest = await api(t, 'PATCH', `/sounds/${ids[0]}`, { token: user.accessToken, body });
         expect(rest.body).toMatchObject({ error: 'VALIDATION_ERROR', message });
       }
       const gqlBad = await gql(t.url, 'mutation($id: UUID!) { updateSound(id: $id, input: { durationMs: -1 }) { name } }', { id: ids[0] }, auth);
       expect(gqlBad.body.errors?.[0]).toMatchObject({ message: 'duration_ms must be an integer from 0 to 2147483647', extensions: { code: 'VALIDATION_ERROR' } });
+      const gqlLarge = await gql(t.url, 'mutation($id: UUID!, $w: JSON) { updateSound(id: $id, input: { waveform: $w }) { name } }', { id: ids[0], w: { peaks: 'x'.repeat(65536) } }, auth);
+      expect(gqlLarge.body.errors?.[0]).toMatchObject({ message: 'waveform must be at most 65536 bytes as JSON', extensions: { code: 'VALIDATION_ERROR' } });
 
       const foreign = await api(t, 'GET', `/sounds/${ids[0]}`, { token: other.accessToken });
       expect(foreign.status).toBe(404);

@@ -1,3 +1,5 @@
+import { jsonTooLarge } from '../../infra/json-bytes';
+
 /** The events module's error messages (Part 2, "Events surface"; clients may show them). */
 export const eventMessages = {
   eventNotFound: 'Event not found',
@@ -5,7 +7,7 @@ export const eventMessages = {
   invalidType: 'type must have the form platform:action (3 to 100 characters)',
   invalidPlatform: 'platform must be 1 to 50 characters',
   invalidRaw: 'raw must be a JSON object',
-  rawTooLarge: (max: number) => `raw must be at most ${max} bytes as JSON`,
+  rawTooLarge: (max: number) => jsonTooLarge('raw', max),
   invalidOffset: 'offset must be >= 0 and <= 10000000',
   invalidExternalId: 'external_id must be 1 to 255 characters',
   invalidUsername: 'username must be 1 to 100 characters',

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
+import { jsonTextWithin } from '../../infra/json-bytes';
 import type { Logger } from '../../infra/logger';
 import type { ReadBudget } from '../../infra/read-budget';
 import { pageOf, type Page, type PageRequest } from '../../paging';
@@ -86,9 +87,8 @@ function checkRaw(raw: unknown): Record<string, unknown> {
 
 /** `raw` as the JSON text that is stored, refused past `max` bytes. */
 function rawText(raw: Record<string, unknown>, max: number): string {
-  const text = JSON.stringify(raw);
-  // UTF-8 takes at most 3 bytes per UTF-16 unit: most texts need no count.
-  if (text.length * 3 > max && Buffer.byteLength(text) > max) throw AppError.validation(eventMessages.rawTooLarge(max), { fields: [{ field: 'raw', message: eventMessages.rawTooLarge(max) }] });
+  const text = jsonTextWithin(raw, max);
+  if (text === null) throw AppError.validation(eventMessages.rawTooLarge(max), { fields: [{ field: 'raw', message: eventMessages.rawTooLarge(max) }] });
   return text;
 }
 

@@ -25,6 +25,7 @@ import { AppError } from '../../errors';
 import { shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
+import { jsonTextWithin } from '../../infra/json-bytes';
 import type { CamelCase } from '../../infra/names';
 import type { ModuleApis } from '../contract';
 import { overlayMessages } from './errors';
@@ -72,8 +73,8 @@ function columnsOf(table: ResourceTable, input: ResourceInput): { name?: string;
   if (input.settings !== undefined && input.settings !== null) {
     const settings = input.settings;
     if (typeof settings !== 'object' || Array.isArray(settings)) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
-    const text = JSON.stringify(settings);
-    if (Buffer.byteLength(text) > MAX_SETTINGS_BYTES) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
+    const text = jsonTextWithin(settings, MAX_SETTINGS_BYTES);
+    if (text === null) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
     out.settings = text;
   }
   return out;

@@ -8,12 +8,14 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
+import { jsonTextWithin } from '../../infra/json-bytes';
 import type { ModuleApis } from '../contract';
-import { presetMessages } from './errors';
+import { MAX_PAYLOAD_BYTES, presetMessages } from './errors';
 import type { AdminSettingPreset, PresetsRepo, SettingPreset } from './repo';
 
 function jsonObject(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw AppError.validation(presetMessages.payloadNotObject);
+  if (jsonTextWithin(value, MAX_PAYLOAD_BYTES) === null) throw AppError.validation(presetMessages.payloadTooLarge, { fields: [{ field: 'payload', message: presetMessages.payloadTooLarge }] });
   return value as Record<string, unknown>;
 }
 

@@ -1,3 +1,5 @@
+import { jsonTooLarge } from '../../infra/json-bytes';
+
 /** The sounds module's error messages (Part 2, "Sounds"; PLAN_LIMIT_REACHED worded as Part 1's other quotas). */
 
 /**
@@ -7,7 +9,11 @@
  */
 export type LimitHolder = 'plan' | 'extension' | 'upload' | 'storage';
 
+/** Bytes of JSON text a sound's waveform may take. */
+export const MAX_WAVEFORM_BYTES = 65536;
+
 export const soundMessages = {
+  waveformTooLarge: jsonTooLarge('waveform', MAX_WAVEFORM_BYTES),
   soundNotFound: 'Sound not found',
   widgetNotFound: 'Widget not found',
   overlayNotFound: 'Overlay not found',

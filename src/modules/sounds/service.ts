@@ -20,10 +20,11 @@ import { hasInvalidCharacters } from '../../http/input-guard';
 import type { Camelize } from '../../http/mapping';
 import { newBlobKey, type BlobStore } from '../../infra/blobs';
 import type { Bus } from '../../infra/bus';
+import { jsonTextWithin } from '../../infra/json-bytes';
 import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
-import { soundMessages, type LimitHolder } from './errors';
+import { MAX_WAVEFORM_BYTES, soundMessages, type LimitHolder } from './errors';
 import type { LimitOverrides, Sound, SoundsRepo, StoredSound } from './repo';
 
 export type { Sound } from './repo';
@@ -426,7 +427,10 @@ export function createSoundsService(deps: {
         if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > INT32_MAX) throw AppError.validation(soundMessages.invalidDuration, { fields: [{ field: 'duration_ms', message: soundMessages.invalidDuration }] });
         patch.duration_ms = d;
       }
-      if (input.waveform !== undefined) patch.waveform = input.waveform;
+      if (input.waveform !== undefined) {
+        if (jsonTextWithin(input.waveform, MAX_WAVEFORM_BYTES) === null) throw AppError.validation(soundMessages.waveformTooLarge, { fields: [{ field: 'waveform', message: soundMessages.waveformTooLarge }] });
+        patch.waveform = input.waveform;
+      }
       const sound = await owned(auth, id);
       const row = await repo.update(sound.accountId, sound.id, patch);
       if (!row) throw AppError.notFound(soundMessages.soundNotFound);

@@ -1,0 +1,15 @@
+/**
+ * The byte bound of stored free-form JSON (event `raw`, overlay and widget settings, preset
+ * payloads, sound waveforms): what a client sends as "any JSON" is stored and later read back in
+ * pages, so each such member has a declared bound in bytes of UTF-8 JSON text.
+ */
+
+/** `value`'s JSON text when it takes at most `max` bytes as UTF-8; null when it takes more. */
+export function jsonTextWithin(value: unknown, max: number): string | null {
+  const text = JSON.stringify(value) ?? 'null';
+  // UTF-8 takes at most 3 bytes per UTF-16 unit: most texts need no count.
+  return text.length * 3 > max && Buffer.byteLength(text) > max ? null : text;
+}
+
+/** The message of a member past its bound, one wording for every such member. */
+export const jsonTooLarge = (field: string, max: number) => `${field} must be at most ${max} bytes as JSON`;
