@@ -67,15 +67,22 @@ describe('REST bodies are not coerced', () => {
 describe('GraphQL refuses the same', () => {
   const updateMe = 'mutation Me($input: UpdateMeInput!) { updateMe(input: $input) { __typename } }';
 
-  test('an explicit null where REST refuses null: VALIDATION_ERROR naming the argument, as a variable or inline', async () => {
+  test('an explicit null in a nullable input field where REST has no null means "not given", as the SDL says, as a variable or inline', async () => {
+    const me = 'query { me { extensionDevMode displayName } }';
+    expect((await gql(t.url, 'mutation { updateMe(input: { extensionDevMode: true }) { __typename } }', {}, bearer(owner))).body.errors).toBeUndefined();
+    const before = (await gql(t.url, me, {}, bearer(owner))).body.data;
     for (const res of [
       await gql(t.url, updateMe, { input: { extensionDevMode: null } }, bearer(owner)),
-      await gql(t.url, 'mutation { updateMe(input: { extensionDevMode: null }) { __typename } }', {}, bearer(owner)),
+      await gql(t.url, 'mutation { updateMe(input: { extensionDevMode: null, displayName: null }) { __typename } }', {}, bearer(owner)),
     ]) {
-      expect(res.status).toBe(400);
-      expect(res.body.errors?.[0]).toMatchObject({ message: 'input.extensionDevMode must be boolean', extensions: { code: 'VALIDATION_ERROR' } });
-      expect(res.body.data ?? null).toBeNull();
+      expect(res.status).toBe(200);
+      expect(res.body.errors).toBeUndefined();
     }
+    expect((await gql(t.url, me, {}, bearer(owner))).body.data).toEqual(before);
+    // A resource created with every optional member null, as SDKs send unset fields.
+    const overlay = await gql(t.url, 'mutation { createOverlay(input: { name: "nulls", settings: null }) { name settings } }', {}, bearer(owner));
+    expect(overlay.body.errors).toBeUndefined();
+    expect(overlay.body.data).toEqual({ createOverlay: { name: 'nulls', settings: {} } });
   });
 
   test('wrong types: VALIDATION_ERROR, as a variable or inline', async () => {

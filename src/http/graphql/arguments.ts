@@ -3,8 +3,9 @@
  * operation, inline literals and variables alike, after graphql-js's own coercion, so the field is
  * named by its argument path (`input.name`, `filter.type`) whichever way it was sent. Opaque JSON
  * arguments are checked whole, keys and nesting depth included. An explicit null where the REST
- * twin's body schema refuses null is refused as REST refuses it (the same words, the GraphQL name):
- * GraphQL's nullable input fields only say "optional". A string longer than the `maxLength` of the
+ * twin's body schema refuses null means what the SDL says of a nullable input field: the same as
+ * leaving it out (`nullsAsAbsent`, applied before the resolver runs); where REST takes null (it
+ * clears a value), GraphQL's null does the same. A string longer than the `maxLength` of the
  * REST twin's field is refused with the REST validator's refusal, word for word
  * (generated/graphql-string-limits.ts), rather than reaching the database.
  */
@@ -46,8 +47,8 @@ function deref(node: Schema | undefined): Schema | undefined {
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-/** Per `Mutation.field`: the argument paths (`input.extensionDevMode`) whose REST body property refuses null, with its type. */
-type NullRefusals = Map<string, Map<string, string>>;
+/** Per `Mutation.field`: the argument paths (`input.extensionDevMode`) whose REST body property refuses null. */
+type NullRefusals = Map<string, Set<string>>;
 const nullRefusalsBySchema = new WeakMap<GraphQLSchema, NullRefusals>();
 
 function nullRefusals(schema: GraphQLSchema): NullRefusals {
@@ -60,10 +61,10 @@ function nullRefusals(schema: GraphQLSchema): NullRefusals {
     const [typeName, fieldName] = twin.graphql.split('.') as [string, string];
     const field = schema.getType(typeName) && (schema.getType(typeName) as { getFields?: () => Record<string, { args: readonly { name: string; type: unknown }[] }> }).getFields?.()[fieldName];
     if (!body?.properties || !field) continue;
-    const refused = new Map<string, string>();
+    const refused = new Set<string>();
     const add = (path: string, name: string) => {
       const property = deref(body.properties![snake(name)]);
-      if (property?.type && property.nullable !== true) refused.set(path, property.type);
+      if (property?.type && property.nullable !== true) refused.add(path);
     };
     for (const arg of field.args) {
       const named = getNamedType(arg.type as never);
@@ -76,14 +77,23 @@ function nullRefusals(schema: GraphQLSchema): NullRefusals {
   return known;
 }
 
-/** The first explicit null among `values` where the REST twin refuses null, worded as the REST validator words it. */
-function refusedNull(refusals: Map<string, string> | undefined, values: Record<string, unknown>): AppError | null {
-  for (const [path, type] of refusals ?? []) {
+/**
+ * `args` without the explicit nulls of input fields whose REST twin refuses null: such a null is
+ * "not given", as the SDL's nullable input field promises, so the service sees what REST would
+ * see with the member left out. Other nulls (REST's nullable members, which clear a value) stay.
+ */
+export function nullsAsAbsent(schema: GraphQLSchema, key: string, args: Record<string, unknown>): Record<string, unknown> {
+  const paths = nullRefusals(schema).get(key);
+  if (!paths) return args;
+  let out = args;
+  for (const path of paths) {
     const [head, tail] = path.split('.') as [string, string];
-    const input = values[head];
-    if (input !== null && typeof input === 'object' && tail in input && (input as Record<string, unknown>)[tail] === null) return AppError.validation(`${path} must be ${type}`, { fields: [{ field: path, message: `must be ${type}` }] });
+    const input = out[head];
+    if (input === null || typeof input !== 'object' || !(tail in input) || (input as Record<string, unknown>)[tail] !== null) continue;
+    const { [tail]: _dropped, ...rest } = input as Record<string, unknown>;
+    out = { ...out, [head]: rest };
   }
-  return null;
+  return out;
 }
 
 /** Ajv's `maxLength` counts code points (a surrogate pair is one character), as this does. */
@@ -181,7 +191,6 @@ export function invalidArgumentError(
   if (sites.length === 0) return null;
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 1 });
   if (coerced.errors) return null;
-  const refusals = nullRefusals(schema);
   for (const { field, node, key } of sites) {
     let values: Record<string, unknown>;
     try {
@@ -191,7 +200,7 @@ export function invalidArgumentError(
     }
     const problem = inputProblem(values);
     if (problem) return inputProblemError(problem, node.name.value);
-    const found = key ? (refusedNull(refusals.get(key), values) ?? overLong(graphqlStringLimits[key], values)) : null;
+    const found = key ? overLong(graphqlStringLimits[key], nullsAsAbsent(schema, key, values)) : null;
     if (found) return found;
   }
   return null;

@@ -47,7 +47,7 @@ import type { Logger } from '../../infra/logger';
 import { requestContext } from '../context';
 import { applyRateDecision, type RateLimiter } from '../rate-limit';
 import { header, type ApiRequest } from '../request';
-import { invalidArgumentError } from './arguments';
+import { invalidArgumentError, nullsAsAbsent } from './arguments';
 import { MAX_JSON_DEPTH, inputProblemError, nestedDeeperThan } from '../input-guard';
 import type { GraphQLContext } from './context';
 import { UUIDScalar } from './scalars';
@@ -71,7 +71,7 @@ function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Re
       if (!gate) throw new Error(`no generated gate for ${typeName}.${fieldName}`);
       out[typeName]![fieldName] = async (parent, args, context, info) => {
         await gates.enforce(gate, context.auth, gate.resourceGrant ? { id: (args as { id?: unknown }).id } : undefined);
-        return resolve(parent, args, context, info);
+        return resolve(parent, nullsAsAbsent(info.schema, `${typeName}.${fieldName}`, args as Record<string, unknown>), context, info);
       };
     }
   }
