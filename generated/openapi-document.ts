@@ -32033,7 +32033,7 @@ export const openapiDocument = {
             "description": "The platform message id (delete)."
           },
           "duration_secs": {
-            "x-error-message": "duration_secs must be between 1 and 86400",
+            "x-error-message": "duration_secs must be between 1 and 1209600, or 86400 on platform_b",
             "type": "integer",
             "format": "int32",
             "minimum": 1,

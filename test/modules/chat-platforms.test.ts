@@ -225,11 +225,15 @@ describe('moderate', () => {
     await expectInvalid({ action: 'timeout', platform: 'platform_b', user_id: ' ' }, 'user_id must be 1 to 200 characters');
     await expectInvalid({ action: 'delete', platform: 'platform_b' }, 'message_id is required for delete');
     await expectInvalid({ action: 'kick', platform: 'platform_b', user_id: 'x' }, 'action must be one of ban, timeout, delete');
-    await expectInvalid({ action: 'timeout', platform: 'platform_b', user_id: 'x', duration_secs: 0 }, 'duration_secs must be between 1 and 86400');
-    await expectInvalid({ action: 'timeout', platform: 'platform_b', user_id: 'x', duration_secs: 86401 }, 'duration_secs must be between 1 and 86400');
+    await expectInvalid({ action: 'timeout', platform: 'platform_b', user_id: 'x', duration_secs: 0 }, 'duration_secs must be between 1 and 1209600, or 86400 on platform_b');
+    await expectInvalid({ action: 'timeout', platform: 'platform_b', user_id: 'x', duration_secs: 86401 }, 'duration_secs must be between 1 and 1209600, or 86400 on platform_b');
     await expectInvalid({ action: 'ban', platform: 'platform_b', user_id: 'x', reason: 'r'.repeat(501) }, 'reason must be at most 500 characters');
     const g = await gql(t.url, MODERATE, { i: { action: 'timeout', platform: 'platform_b', userId: 'x', durationSecs: 86401 } }, bearer(owner));
-    expect(g.body.errors?.[0]).toMatchObject({ message: 'duration_secs must be between 1 and 86400', extensions: { code: 'VALIDATION_ERROR' } });
+    expect(g.body.errors?.[0]).toMatchObject({ message: 'duration_secs must be between 1 and 1209600, or 86400 on platform_b', extensions: { code: 'VALIDATION_ERROR' } });
+    // Past the schema's bound on any platform: the same words from the REST validator and the service.
+    await expectInvalid({ action: 'timeout', platform: 'platform_a', user_id: 'x', duration_secs: 1_209_601 }, 'duration_secs must be between 1 and 1209600, or 86400 on platform_b');
+    const ga = await gql(t.url, MODERATE, { i: { action: 'timeout', platform: 'platform_a', userId: 'x', durationSecs: 1_209_601 } }, bearer(owner));
+    expect(ga.body.errors?.[0]).toMatchObject({ message: 'duration_secs must be between 1 and 1209600, or 86400 on platform_b', extensions: { code: 'VALIDATION_ERROR' } });
     expect(fake.moderated('platform_b')).toEqual([]);
 
     fake.liveChats.set(`platform_b:${channel}`, 'live-b');

@@ -9,7 +9,7 @@ export const chatMessages = {
   invalidAction: 'action must be one of ban, timeout, delete',
   userIdRequired: 'user_id is required for ban and timeout',
   messageIdRequired: 'message_id is required for delete',
-  invalidDuration: 'duration_secs must be between 1 and 86400',
+  invalidDuration: 'duration_secs must be between 1 and 1209600, or 86400 on platform_b',
   invalidReason: 'reason must be at most 500 characters',
   liveChatIdPlatformB: 'live_chat_id applies to platform_b only',
   noChannelConnection: (platform: string) => `No channel connection for ${platform}`,

@@ -37,7 +37,9 @@ const SEARCH_DEFAULT_LIMIT = 10;
 const SEARCH_MAX_LIMIT = 25;
 const SEARCH_MIN_QUERY = 2;
 const DEFAULT_TIMEOUT_SECS = 300;
+/** Longest timeout: platform_b's live chat allows a day, the other platforms two weeks. */
 const PLATFORM_B_MAX_TIMEOUT_SECS = 86400;
+const MAX_TIMEOUT_SECS = 1_209_600;
 
 export type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, ModerateInput, ModerateResult, ModerationAction, SendErrorCode, SendInput, SendResult, UserTreatment } from './types';
 
@@ -421,7 +423,8 @@ export function createChatService(deps: ChatServiceDeps) {
       let duration: number | null = null;
       if (action === 'timeout') {
         duration = input.durationSecs ?? DEFAULT_TIMEOUT_SECS;
-        if (!Number.isInteger(duration) || duration < 1 || duration > PLATFORM_B_MAX_TIMEOUT_SECS * (platform === 'platform_b' ? 1 : 14)) throw fieldError('duration_secs', chatMessages.invalidDuration);
+        const max = platform === 'platform_b' ? PLATFORM_B_MAX_TIMEOUT_SECS : MAX_TIMEOUT_SECS;
+        if (!Number.isInteger(duration) || duration < 1 || duration > max) throw fieldError('duration_secs', chatMessages.invalidDuration);
       }
       if (input.reason !== undefined && input.reason !== null && [...input.reason].length > 500) throw fieldError('reason', chatMessages.invalidReason);
       const reason = input.reason?.trim() || null;
