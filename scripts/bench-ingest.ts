@@ -1,5 +1,5 @@
 /**
- * Platform ingest benchmark (the scale section of docs/adr/005-background-jobs.md): the
+ * Platform ingest benchmark (the cluster sizing in docs/guides/performance.md): the
  * cost of one chat message through the ingest pipeline (`chat.ingestMessage`: validation, the
  * insert and the chatter upsert in one transaction, the broadcast on the bus), as a platform
  * worker drives it: CHANNELS channels at once, each channel's messages in order. Prints the

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 // a file it is built from, so `npm install && npm start` serves the current sources and a built
 // image (no sources newer than its dist/, no compiler) starts at once.
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -34,6 +35,20 @@ for (const name of readdirSync(path.join(root, 'generated')).filter((n) => n.end
 }
 mkdirSync(path.join(dist, 'spec'), { recursive: true });
 cpSync(path.join(root, 'spec/published'), path.join(dist, 'spec/published'), { recursive: true });
+// The AsyncAPI page's renderer (src/http/docs.ts): the browser bundle and stylesheet of
+// @asyncapi/react-component, a development dependency whose Node dependencies (jsdom and more) the
+// production tree does without. Names as docs.ts serves them; the licence texts go beside them (not served).
+const asyncapiPackage = path.dirname(createRequire(import.meta.url).resolve('@asyncapi/react-component/package.json'));
+const asyncapiDir = path.join(dist, 'assets/asyncapi');
+mkdirSync(asyncapiDir, { recursive: true });
+for (const [from, to] of [
+  ['browser/standalone/index.js', 'asyncapi.js'],
+  ['browser/standalone/index.js.LICENSE.txt', 'index.js.LICENSE.txt'], // the name asyncapi.js's header cites,
+  ['styles/default.min.css', 'asyncapi.css'],
+  ['LICENSE', 'LICENSE'],
+]) {
+  cpSync(path.join(asyncapiPackage, from), path.join(asyncapiDir, to));
+}
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 writeFileSync(path.join(dist, 'package.json'), `${JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'commonjs' }, null, 2)}\n`);
 for (const [entry, target] of [['main', 'src/main'], ['migrate', 'src/migrate'], ['reseal', 'src/reseal']]) {

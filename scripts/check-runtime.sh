@@ -77,6 +77,13 @@ until curl -fsS "http://127.0.0.1:$PORT/v1/health/ready" >/dev/null 2>&1; do
 done
 say "ready after $(( $(date +%s) - started )) s on 127.0.0.1:$PORT"
 grep -q '"msg":"Service listening on' "$WORK/out.log" || fail "no banner log line"
+# The AsyncAPI page's renderer comes from dist/assets/asyncapi (copied by the build; its package is
+# a development dependency, pruned above).
+for asset in asyncapi.js asyncapi.css; do
+  curl -fsS -o /dev/null "http://127.0.0.1:$PORT/v1/asyncapi-ui/assets/$asset" || fail "GET /v1/asyncapi-ui/assets/$asset failed in the runtime tree"
+done
+[ ! -e "$APP/node_modules/@asyncapi/react-component" ] || fail "@asyncapi/react-component is still in the runtime tree"
+say "the AsyncAPI page's files are served from dist/ without @asyncapi/react-component installed"
 
 # SIGTERM to npm, as a supervisor or `docker stop` sends it to what it started.
 kill -TERM "$PID"

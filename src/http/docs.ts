@@ -5,7 +5,7 @@
  * off is simply not mounted, so it answers 404 NOT_FOUND. Owns the Content-Security-Policy of the
  * three documentation pages, which replaces the API's (security-headers.ts) on their routes only.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
@@ -26,12 +26,37 @@ const graphiqlAssets: Record<string, { file: string; type: string }> = {
 /**
  * The WebSocket protocol's page: @asyncapi/react-component's standalone bundle (React and the
  * AsyncAPI parser included) and its stylesheet, the browser build its README documents for use
- * without a bundler.
+ * without a bundler. The page needs these two files only, not the package's Node dependencies
+ * (jsdom among them), so the package is a development dependency: `npm run build`
+ * (scripts/build.mjs) copies the files into dist/assets/asyncapi/ under the names served here, and
+ * a built tree serves them from there; a source tree (tests, `npm run dev`) reads them from the
+ * package.
  */
-const asyncapiAssets: Record<string, { file: string; type: string }> = {
-  'asyncapi.js': { file: packageFile('@asyncapi/react-component', 'browser/standalone/index.js'), type: 'application/javascript' },
-  'asyncapi.css': { file: packageFile('@asyncapi/react-component', 'styles/default.min.css'), type: 'text/css' },
+const ASYNCAPI_ASSETS: Record<string, { packagePath: string; type: string }> = {
+  'asyncapi.js': { packagePath: 'browser/standalone/index.js', type: 'application/javascript' },
+  'asyncapi.css': { packagePath: 'styles/default.min.css', type: 'text/css' },
 };
+/** Where scripts/build.mjs puts them: dist/assets/asyncapi, seen from dist/src/http. */
+const BUILT_ASYNCAPI_DIR = path.resolve(__dirname, '../../assets/asyncapi');
+
+function asyncapiAssets(): Record<string, { file: string; type: string }> {
+  const built = existsSync(BUILT_ASYNCAPI_DIR);
+  if (!built) {
+    try {
+      require.resolve('@asyncapi/react-component/package.json');
+    } catch {
+      throw new Error(
+        `docs.asyncapi_ui: the page's files are missing: neither ${BUILT_ASYNCAPI_DIR} (npm run build copies them) nor the @asyncapi/react-component package (a development dependency) is here; build the tree, or set docs.asyncapi_ui to false`,
+      );
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(ASYNCAPI_ASSETS).map(([name, asset]) => [
+      name,
+      { file: built ? path.join(BUILT_ASYNCAPI_DIR, name) : packageFile('@asyncapi/react-component', asset.packagePath), type: asset.type },
+    ]),
+  );
+}
 
 /**
  * The published documents codegen writes under spec/published/, each served byte for byte at its
@@ -127,11 +152,16 @@ export function securityTxt(config: Pick<Config, 'security_txt'>, now: Date): st
  * file), and 'unsafe-inline' styles, here and nowhere else: Swagger UI's page carries an inline
  * <style> and style attributes, the GraphiQL page an inline <style>. `data:` covers the fonts and
  * icons both stylesheets embed. `evaluatesSchemas` adds 'unsafe-eval' for the AsyncAPI page
- * alone: its renderer's parser (Ajv, Spectral) compiles JSON Schema validators with `new Function`
- * as its bundle loads, with or without the parser (the bundle without it still carries Spectral's
- * option schemas), and there is no Ajv-standalone build of it. The page loads nothing but this
- * origin's files and the published document, so the exception lets no foreign script in. Checked
- * in headless Chromium: the three pages render and load their documents with no CSP violation.
+ * alone: loading the renderer's bundle compiles JSON Schema validators with `new Function`
+ * (Spectral's core builds an Ajv instance at module load, and ajv-errors compiles its keyword's
+ * meta-schema there). The without-parser build does the same, even when handed a document parsed
+ * and stringified beforehand with @asyncapi/parser (tried under script-src 'self': EvalError
+ * before the bundle defines its global), because the document models it needs load Spectral's
+ * core; upstream: https://github.com/asyncapi/asyncapi-react/issues/1187. Rendering the page to
+ * static HTML at build time (react-dom/server) runs no script, but leaves every payload schema
+ * collapsed behind buttons that do nothing. The page loads nothing but this origin's files and
+ * the published document, so the exception lets no foreign script in. Checked in headless
+ * Chromium: the three pages render and load their documents with no CSP violation.
  */
 export function docsContentSecurityPolicy(config: Pick<Config, 'env'>, options: { evaluatesSchemas?: boolean } = {}) {
   return helmet.contentSecurityPolicy({
@@ -183,7 +213,7 @@ export function createDocsRouter(config: Readonly<Config>): Router {
     router.get('/v1/asyncapi-ui', (_req, res) => void res.type('html').send(asyncapiPage));
     router.get(ASYNCAPI_DOCUMENT_PATH, (_req, res) => void res.type('application/json').send(asyncapi));
     router.get('/v1/asyncapi-ui/assets/init.js', (_req, res) => void res.type('application/javascript').send(asyncapiInit));
-    router.get('/v1/asyncapi-ui/assets/:name', assetRoute(asyncapiAssets));
+    router.get('/v1/asyncapi-ui/assets/:name', assetRoute(asyncapiAssets()));
   }
   const started = new Date();
   if (config.security_txt.contact) router.get('/.well-known/security.txt', (_req, res) => void res.type('text/plain').send(securityTxt(config, started)));
