@@ -688,19 +688,6 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       }
     }
   ],
-  "Mutation.notificationAction": [
-    {
-      "path": [
-        "action"
-      ],
-      "maxLength": 50,
-      "message": "body.action must NOT have more than 50 characters",
-      "field": {
-        "field": "body.action",
-        "message": "must NOT have more than 50 characters"
-      }
-    }
-  ],
   "Mutation.refreshPlatformUserProfile": [
     {
       "path": [

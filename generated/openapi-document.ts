@@ -20654,10 +20654,13 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "action": {
+                    "x-error-message": "Unknown action: {value}",
                     "type": "string",
-                    "minLength": 1,
-                    "maxLength": 50,
-                    "description": "`accept_invite` or `decline_invite`"
+                    "enum": [
+                      "accept_invite",
+                      "decline_invite"
+                    ],
+                    "description": "`accept_invite` or `decline_invite` (an invite notification's actions)."
                   }
                 }
               }

@@ -102,12 +102,20 @@ describe('accounts, roles, members, invites and notifications', () => {
       const owner = await login('action-owner');
       const invitee = await login('action-invitee');
       const { notification } = await invite(owner, invitee, 'viewer');
+      const invalidAction = await api(t, 'POST', `/notifications/${notification.id}/action`, { token: invitee.accessToken, body: { action: 'frobnicate' } });
       expectSameFailure(
-        await api(t, 'POST', `/notifications/${notification.id}/action`, { token: invitee.accessToken, body: { action: 'frobnicate' } }),
+        invalidAction,
         await gql(t.url, Q.notificationAction, { id: notification.id, action: 'frobnicate' }, bearer(invitee.accessToken)),
         400,
         'VALIDATION_ERROR',
-        'Unknown action: frobnicate',
+      );
+      expect(invalidAction.body).toEqual({ error: 'VALIDATION_ERROR', message: 'Unknown action: frobnicate', details: { fields: [{ field: 'action', message: 'Unknown action: frobnicate' }] } });
+      // Refused before the look-up on both protocols: an unknown notification does not turn it into a 404.
+      expectSameFailure(
+        await api(t, 'POST', `/notifications/${randomUUID()}/action`, { token: invitee.accessToken, body: { action: 'frobnicate' } }),
+        await gql(t.url, Q.notificationAction, { id: randomUUID(), action: 'frobnicate' }, bearer(invitee.accessToken)),
+        400,
+        'VALIDATION_ERROR',
       );
       expect((await notificationsOf(invitee))[0]).toMatchObject({ id: notification.id, status: 'unread' });
 

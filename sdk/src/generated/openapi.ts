@@ -13782,8 +13782,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description `accept_invite` or `decline_invite` */
-                    action: string;
+                    /**
+                     * @description `accept_invite` or `decline_invite` (an invite notification's actions).
+                     * @enum {string}
+                     */
+                    action: "accept_invite" | "decline_invite";
                 };
             };
         };

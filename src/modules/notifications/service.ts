@@ -93,11 +93,14 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
 
     async act(ctx: AuthContext, id: string, action: string): Promise<Notification> {
       const userId = requireUserId(ctx);
+      const unknown = () => AppError.validation(notificationMessages.unknownAction(action), { fields: [{ field: 'action', message: notificationMessages.unknownAction(action) }] });
+      // An action no notification type takes is refused before the look-up, as REST's validator refuses it (the spec's enum).
+      if (![...actions.keys()].some((key) => key.endsWith(`:${action}`))) throw unknown();
       return knex.transaction(async (trx) => {
         const row = await repo.forUpdate(trx, id, userId);
         if (!row) throw AppError.notFound(notificationMessages.notFound);
         const registered = actions.get(`${row.type}:${action}`);
-        if (!registered) throw AppError.validation(notificationMessages.unknownAction(action));
+        if (!registered) throw unknown();
         if (row.status === 'accepted' || row.status === 'declined') throw new AppError('CONFLICT', notificationMessages.alreadyAnswered);
         await registered.handler(trx, userId, row);
         return repo.setStatus(trx, id, registered.status);
