@@ -215,7 +215,11 @@ async function graphqlModule(schema: GraphQLSchema): Promise<string> {
     plugins: [{ 'typescript-operations': {} }, { 'typed-document-node': {} }],
     pluginMap: { 'typescript-operations': typescriptOperationsPlugin, 'typed-document-node': typedDocumentNodePlugin },
   });
-  return `${banner('spec/graphql/ (bundled) and sdk/graphql/*.graphql')}${output}`;
+  // The documents' type mark comes from the SDK itself (sdk/src/document-type.ts), not from
+  // @graphql-typed-document-node/core, whose peer dependency would install graphql into consumers.
+  const typeImport = "import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';";
+  if (!output.includes(typeImport)) throw new Error(`${OUT}/graphql.ts: the typed-document-node plugin no longer writes ${typeImport}`);
+  return `${banner('spec/graphql/ (bundled) and sdk/graphql/*.graphql')}${output.replace(typeImport, "import type { DocumentTypeDecoration } from '../document-type.js';")}`;
 }
 
 interface ChannelRow {
