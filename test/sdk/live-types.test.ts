@@ -8,16 +8,20 @@
  *   broadcast are both `{ type: "event", data }`: Part 2 relays the publisher's JSON as it is),
  *   overlay:{key} and widget:{widget_instance_id} (the relay fills a missing `event_type` with
  *   `overlay:update` / `widget:update`, so the typed settings update shares its event_type with
- *   whatever another publisher sends). Telling those apart needs a field on the wire.
+ *   whatever another publisher sends). Telling those apart by a discriminant needs a field on the
+ *   wire; until then the SDK's `isMessage` tells their typed messages apart by shape, from the
+ *   same document (`frameShapes`), and is checked here against real frames of both kinds.
  * - A consumer file that narrows the discriminated families by `type`, `event_type` and chat's
- *   `data.type`, with exhaustive switches and no cast, compiled with `tsc --strict` against the
- *   SDK's sources (as test/sdk/readme-examples.test.ts does for the guide).
+ *   `data.type`, with exhaustive switches, and the other three with `isMessage`, all without a
+ *   cast, compiled with `tsc --strict` against the SDK's sources (as
+ *   test/sdk/readme-examples.test.ts does for the guide).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { frameShapes, isMessage, type ChannelMessage } from '../../sdk/src/index';
 
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '../..');
@@ -50,7 +54,7 @@ function distinguishable(a: Payload, b: Payload): boolean {
 }
 
 const CONSUMER = `
-import type { ChannelMessage, WsServerMessage } from '@creator-backend/sdk';
+import { isMessage, type ChannelMessage, type WsServerMessage } from '@creator-backend/sdk';
 
 const never = (value: never): never => {
   throw new Error('unexpected ' + JSON.stringify(value));
@@ -122,6 +126,21 @@ export function publicStats(message: ChannelMessage<'public-stats:{platform}:{br
   }
 }
 
+// The families the wire cannot tell apart: the SDK checks the frame's shape against the spec.
+export function streamEvent(message: ChannelMessage<'events:{account_id}'>): string | null {
+  if (isMessage('streamEvent', message)) return message.data.type + ' ' + message.data.created_at + ' ' + Object.keys(message.data.raw).length;
+  return null;
+}
+
+export function overlay(message: ChannelMessage<'overlay:{key}'>): number | null {
+  if (isMessage('overlaySettingsUpdate', message)) return message.data.version + Object.keys(message.data.settings).length;
+  return null;
+}
+
+export function widget(message: ChannelMessage<'widget:{widget_instance_id}'>): string | null {
+  return isMessage('widgetSettingsUpdate', message) ? message.data.type : null;
+}
+
 export function chat(message: ChannelMessage<'chat:{account_id}'>): string {
   const data = message.data;
   if (!('type' in data)) return data.message ?? '';
@@ -157,6 +176,24 @@ describe('typed live payloads', () => {
       if (!apart) undiscriminated.push(channel.address);
     }
     expect(undiscriminated.sort()).toEqual([...NOT_DISCRIMINATED_ON_THE_WIRE].sort());
+  });
+
+  test('isMessage tells a stored event from a notice, and a settings update from another publisher\'s update', () => {
+    const row = { id: '6f1c1f9e-8a3b-4c55-9d6e-0a1b2c3d4e5f', account_id: '0c0ffee0-0000-4000-8000-000000000001', type: 'platform_a:follower', platform: 'platform_a', external_id: null, raw: { user_name: 'ada' }, created_at: '2026-11-28T12:00:00.000Z' };
+    const stored: ChannelMessage<'events:{account_id}'> = { type: 'event', data: row, cursor: 'e:1:x' };
+    const online: ChannelMessage<'events:{account_id}'> = { type: 'event', data: { type: 'channel:online', account_id: row.account_id, platform: 'platform_a', platform_channel_id: '42', event_id: row.id, raw: {}, at: row.created_at } };
+    const broadcast: ChannelMessage<'events:{account_id}'> = { type: 'event', data: { ...row, raw: 'not an object' } };
+    expect([stored, online, broadcast].map((m) => isMessage('streamEvent', m))).toEqual([true, false, false]);
+
+    const overlay = { id: row.id, account_id: row.account_id, name: 'Alerts', settings: { color: 'red' }, version: 3, created_at: row.created_at, updated_at: row.created_at };
+    const settings: ChannelMessage<'overlay:{key}'> = { type: 'event', channel: 'overlay:k', event_type: 'overlay:update', data: overlay };
+    const otherPublisher: ChannelMessage<'overlay:{key}'> = { type: 'event', channel: 'overlay:k', event_type: 'overlay:update', data: { text: 'hello' } };
+    const fractional: ChannelMessage<'overlay:{key}'> = { type: 'event', channel: 'overlay:k', event_type: 'overlay:update', data: { ...overlay, version: 1.5 } };
+    const otherType: ChannelMessage<'overlay:{key}'> = { type: 'event', channel: 'overlay:k', event_type: 'alert:show', data: overlay };
+    expect([settings, otherPublisher, fractional, otherType].map((m) => isMessage('overlaySettingsUpdate', m))).toEqual([true, false, false, false]);
+
+    // One shape for each typed message of the three families, and none for the others.
+    expect(Object.keys(frameShapes).sort()).toEqual(['overlaySettingsUpdate', 'streamEvent', 'widgetSettingsUpdate']);
   });
 
   test('a consumer narrows the discriminated families without a cast under tsc --strict', async () => {

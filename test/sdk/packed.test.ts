@@ -23,7 +23,7 @@ const root = path.resolve(__dirname, '../..');
 const INSTALLED_WITH = ['openapi-fetch', 'openapi-typescript-helpers', 'ws'];
 
 const CONSUMER = `
-import { ApiError, createSdk, documents, unwrap, type ErrorCode } from '@creator-backend/sdk/node';
+import { ApiError, createSdk, documents, isMessage, unwrap, type ErrorCode } from '@creator-backend/sdk/node';
 
 const baseUrl = process.argv[2];
 if (!baseUrl) throw new Error('usage: node consumer.js <service url>');
@@ -35,8 +35,13 @@ if (accountId === null) throw new Error('dev login gave no account');
 const live = sdk.realtime();
 let subscribed: () => void = () => undefined;
 const ready = new Promise<void>((resolve) => (subscribed = resolve));
-const delivered = new Promise<unknown>((resolve) => {
-  live.subscribe('events:{account_id}', { account_id: accountId }, { onMessage: (message) => resolve(message.data), onSubscribed: () => subscribed() });
+const delivered = new Promise<{ id: string; type: string }>((resolve) => {
+  live.subscribe('events:{account_id}', { account_id: accountId }, {
+    onMessage: (message) => {
+      if (isMessage('streamEvent', message)) resolve(message.data);
+    },
+    onSubscribed: () => subscribed(),
+  });
 });
 await live.connect();
 await ready;
