@@ -6628,6 +6628,11 @@ export interface components {
             error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "INVALID_LOGIN_CODE" | "PROVIDER_UNAVAILABLE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE" | "PLATFORM_UNAVAILABLE";
             message: string;
         };
+        /**
+         * @description Every code the service answers on REST and GraphQL (a response's `error`, GraphQL's `extensions.code`), whichever operation answers it: what a client's `switch` on the code covers. `Error.error` lists the codes any operation may answer; a code only some operations answer is declared on their responses (REFRESH_COOLDOWN on the 429 of POST /v1/chat/users/{platform}/{platform_user_id}/refresh). Codegen fails when src/errors.ts's status table has a code this list lacks, or the reverse.
+         * @enum {string}
+         */
+        ErrorCode: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "REFRESH_COOLDOWN" | "HEADERS_TOO_LARGE" | "INVALID_LOGIN_CODE" | "PROVIDER_UNAVAILABLE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE" | "PLATFORM_UNAVAILABLE";
         /** @description A stream event (Part 2, "Event row"); GraphQL calls `type` `eventType`. */
         Event: {
             /** Format: uuid */

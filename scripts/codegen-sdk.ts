@@ -215,7 +215,11 @@ async function graphqlModule(schema: GraphQLSchema): Promise<string> {
     plugins: [{ 'typescript-operations': {} }, { 'typed-document-node': {} }],
     pluginMap: { 'typescript-operations': typescriptOperationsPlugin, 'typed-document-node': typedDocumentNodePlugin },
   });
-  return `${banner('spec/graphql/ (bundled) and sdk/graphql/*.graphql')}${output}`;
+  // The documents' type mark comes from the SDK itself (sdk/src/document-type.ts), not from
+  // @graphql-typed-document-node/core, whose peer dependency would install graphql into consumers.
+  const typeImport = "import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';";
+  if (!output.includes(typeImport)) throw new Error(`${OUT}/graphql.ts: the typed-document-node plugin no longer writes ${typeImport}`);
+  return `${banner('spec/graphql/ (bundled) and sdk/graphql/*.graphql')}${output.replace(typeImport, "import type { DocumentTypeDecoration } from '../document-type.js';")}`;
 }
 
 interface ChannelRow {
@@ -234,6 +238,60 @@ const messageAlias = (name: string) =>
     .map((s) => s[0]!.toUpperCase() + s.slice(1))
     .join('')}Message`;
 
+type AsyncApiPayload = { required?: string[]; properties?: Record<string, { const?: unknown; enum?: unknown[]; $ref?: string; type?: string | string[] }> };
+type AsyncApiDoc = {
+  channels?: Record<string, { address?: string; messages?: Record<string, { $ref?: string; payload?: AsyncApiPayload }> }>;
+  components?: { messages?: Record<string, { payload?: AsyncApiPayload }>; schemas?: Record<string, { required?: string[]; properties?: Record<string, { type?: string | string[] }> }> };
+};
+
+/** The values a required `type` / `event_type` may take, or null when it is open or optional. */
+function discriminantValues(payload: AsyncApiPayload, property: string): unknown[] | null {
+  if (!payload.required?.includes(property)) return null;
+  const schema = payload.properties?.[property];
+  if (schema?.const !== undefined) return [schema.const];
+  return Array.isArray(schema?.enum) ? schema.enum : null;
+}
+
+/**
+ * The typed messages of the channels whose frames `type` and `event_type` cannot tell apart (a
+ * stored event beside the events channel's notices; an overlay's or widget's settings update
+ * beside any publisher's update), each with what identifies it by shape: the `event_type` it
+ * declares, and the JSON types of the required members of its `data` schema. The SDK's
+ * `isMessage` checks a frame against it, so a consumer narrows such a frame without a cast.
+ */
+export function frameShapes(doc: AsyncApiDoc): Record<string, { eventType: string | null; data: Record<string, string[]> }> {
+  const messages = doc.components?.messages ?? {};
+  const schemas = doc.components?.schemas ?? {};
+  const shapes: Record<string, { eventType: string | null; data: Record<string, string[]> }> = {};
+  for (const channel of Object.values(doc.channels ?? {})) {
+    const named = Object.entries(channel.messages ?? {}).map(([key, m]) => {
+      const name = m.$ref ? m.$ref.split('/').pop()! : key;
+      return { name, payload: (m.$ref ? messages[name]?.payload : m.payload) ?? {} };
+    });
+    const apart = (a: AsyncApiPayload, b: AsyncApiPayload) =>
+      ['type', 'event_type'].some((p) => {
+        const left = discriminantValues(a, p);
+        const right = discriminantValues(b, p);
+        return left !== null && right !== null && left.every((v) => !right.includes(v));
+      });
+    for (const { name, payload } of named) {
+      if (named.every((other) => other.name === name || apart(payload, other.payload))) continue;
+      const ref = payload.properties?.data?.$ref;
+      const schema = ref?.startsWith('#/components/schemas/') ? schemas[ref.split('/').pop()!] : undefined;
+      if (!schema) continue;
+      const data = Object.fromEntries(
+        (schema.required ?? []).map((member) => {
+          const type = schema.properties?.[member]?.type;
+          return [member, type === undefined ? [] : Array.isArray(type) ? type : [type]];
+        }),
+      );
+      const eventType = payload.properties?.event_type?.const;
+      shapes[name] = { eventType: typeof eventType === 'string' ? eventType : null, data };
+    }
+  }
+  return Object.fromEntries(Object.entries(shapes).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 /**
  * The WebSocket module: every exported type alias of generated/ws.ts copied as written, plus the
  * channel families read from its channel table (evaluated, so a restructured spec that keeps the
@@ -241,6 +299,9 @@ const messageAlias = (name: string) =>
  */
 export function wsModule(files: ReadonlyMap<string, string>): string {
   const source = files.get('generated/ws.ts');
+  const asyncapi = files.get('spec/published/asyncapi.json');
+  if (!asyncapi) throw new Error('codegen-sdk: spec/published/asyncapi.json was not produced');
+  const shapes = frameShapes(JSON.parse(asyncapi) as AsyncApiDoc);
   if (!source) throw new Error('codegen-sdk: generated/ws.ts was not produced');
   const file = ts.createSourceFile('ws.ts', source, ts.ScriptTarget.ES2022, true);
   const aliases = file.statements
@@ -298,6 +359,20 @@ ${messageMap.join('\n')}
 export type BroadcastFamily = ${broadcast.join(' | ') || 'never'};
 
 export const wsLimits = ${JSON.stringify(limits ?? {}, null, 2)} as const;
+
+/**
+ * Messages of a channel that \`type\` and \`event_type\` cannot tell apart from their siblings,
+ * with what identifies each by shape (\`isMessage\` in the SDK checks a frame against it): the
+ * \`event_type\` it declares and the JSON types of the required members of its \`data\`.
+ */
+export const frameShapes = {
+${Object.entries(shapes).map(([name, shape]) => `  ${JSON.stringify(name)}: ${JSON.stringify(shape)},`).join('\n')}
+} as const;
+
+/** The message type of each entry of \`frameShapes\`. */
+export interface FrameShapeMessages {
+${Object.keys(shapes).map((name) => `  ${JSON.stringify(name)}: ${messageAlias(name)};`).join('\n')}
+}
 `;
 }
 

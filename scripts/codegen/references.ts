@@ -6,7 +6,7 @@
  *   configuration.md  every key of src/config/schema.ts: type, defaults (src/config/config.ts
  *                     `configDefaults`), environment variable, what production refuses, and the
  *                     key's `description` (a key without one is a codegen problem)
- *   errors.md         every error code the specs declare (OpenAPI `Error.error`, AsyncAPI
+ *   errors.md         every error code the specs declare (OpenAPI `ErrorCode` and `Error.error`, AsyncAPI
  *                     `ErrorCode`) and src/errors.ts's table, with status and messages
  *   metrics.md        every metric the service registers, read from the registry that
  *                     src/infra/metrics.ts `createMetrics` builds (never a second list)
@@ -226,10 +226,24 @@ const parameterNames = (fn: (...args: never[]) => string): string[] => (/^\(?([^
 
 export function errorsReference(openapi: Json, ws: Json): string {
   const restCodes: string[] = openapi.components?.schemas?.Error?.properties?.error?.enum ?? [];
+  const serviceCodes: string[] = openapi.components?.schemas?.ErrorCode?.enum ?? [];
   const wsCodes: string[] = ws.components?.schemas?.ErrorCode?.enum ?? [];
   const status = errorStatus as Record<string, number>;
   for (const c of restCodes) if (!(c in status)) fail(`spec/openapi/common.yaml: error code ${c} of Error.error has no HTTP status in src/errors.ts errorStatus`);
-  const all = [...new Set([...restCodes, ...wsCodes, ...Object.keys(status)])].sort();
+  // ErrorCode is every code REST and GraphQL answer (the SDK's ErrorCode is generated from it):
+  // the status table and it must name the same codes, and every code a response declares is in it.
+  for (const c of Object.keys(status)) if (!serviceCodes.includes(c)) fail(`spec/openapi/common.yaml: src/errors.ts errorStatus answers ${c}, which ErrorCode does not list`);
+  for (const c of serviceCodes) if (!(c in status)) fail(`spec/openapi/common.yaml: error code ${c} of ErrorCode has no HTTP status in src/errors.ts errorStatus`);
+  for (const [route, item] of Object.entries<Json>(openapi.paths)) {
+    for (const [method, operation] of Object.entries<Json>(item)) {
+      for (const [httpStatus, response] of Object.entries<Json>(operation?.responses ?? {})) {
+        const declared: unknown = response?.content?.['application/json']?.schema?.properties?.error?.enum;
+        if (!Array.isArray(declared)) continue;
+        for (const c of declared) if (!serviceCodes.includes(c)) fail(`spec/openapi/: ${method.toUpperCase()} ${route} ${httpStatus} answers error ${c}, which ErrorCode does not list`);
+      }
+    }
+  }
+  const all = [...new Set([...restCodes, ...serviceCodes, ...wsCodes, ...Object.keys(status)])].sort();
   // The shared responses (components.responses) say which codes they carry: the status they are declared under.
   const declaredUnder = new Map<string, Set<string>>();
   const responses = openapi.components?.responses ?? {};
@@ -248,7 +262,13 @@ export function errorsReference(openapi: Json, ws: Json): string {
   }
   const scrubbed = scrubbedMessages as Record<string, string>;
   const rows = all.map((c) => {
-    const where = [restCodes.includes(c) ? 'REST/GraphQL (`Error.error`)' : '', wsCodes.includes(c) ? 'WebSocket (`ErrorCode`)' : '', !restCodes.includes(c) && !wsCodes.includes(c) ? 'src/errors.ts only' : ''].filter(Boolean).join(', ');
+    const where = [
+      restCodes.includes(c) ? 'REST/GraphQL (`Error.error`)' : serviceCodes.includes(c) ? 'REST/GraphQL (`ErrorCode`; the responses that answer it)' : '',
+      wsCodes.includes(c) ? 'WebSocket (`ErrorCode`)' : '',
+      !serviceCodes.includes(c) && !wsCodes.includes(c) ? 'src/errors.ts only' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     const httpStatus = c in status ? String(status[c]) : '— (WebSocket `error` frame)';
     const inSpec = [...(declaredUnder.get(c) ?? [])].sort().join(', ');
     return [code(c), httpStatus, inSpec, where, scrubbed[c] ? code(scrubbed[c]) : ''];
@@ -265,7 +285,7 @@ Every error answers \`{ error, message, details? }\` on REST, the same \`code\` 
 GraphQL's \`extensions.code\`, and an \`error\` frame \`{ type: "error", code, message, channel? }\` on
 the WebSocket. Clients branch on the code, never on the message.
 
-Where the words come from: the codes are declared by the specs (OpenAPI \`components.schemas.Error\`,
+Where the words come from: the codes are declared by the specs (OpenAPI \`components.schemas.ErrorCode\` and \`Error\`,
 AsyncAPI \`components.schemas.ErrorCode\`); the HTTP status of each code is \`src/errors.ts\`
 \`errorStatus\`, the one table every transport maps through; a 5xx always carries its fixed message
 (\`scrubbedMessages\`); validation messages are the spec's \`x-error-message\`s (below); the other

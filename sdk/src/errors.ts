@@ -12,8 +12,8 @@ import type { WsErrorCode } from './generated/ws.js';
 
 /** The error body of every REST operation (spec/openapi/common.yaml `Error`). */
 export type ErrorBody = components['schemas']['Error'];
-/** A code of the service's error table (REST and GraphQL). */
-export type ServiceErrorCode = ErrorBody['error'];
+/** Every code the service answers on REST and GraphQL (spec/openapi/common.yaml `ErrorCode`: `Error.error` plus the codes only some operations answer, such as REFRESH_COOLDOWN). */
+export type ServiceErrorCode = components['schemas']['ErrorCode'];
 /** A code a WebSocket `error` frame carries (spec/ws-protocol/). */
 export type SocketErrorCode = WsErrorCode;
 /**
@@ -53,6 +53,7 @@ export const errorStatus: Readonly<Record<ServiceErrorCode, number>> = {
   CONFLICT: 409,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,
+  REFRESH_COOLDOWN: 429,
   HEADERS_TOO_LARGE: 431,
   DATABASE_ERROR: 500,
   REDIS_ERROR: 500,

@@ -13,7 +13,7 @@
  * Owns: the GraphQL request. Must not import `graphql` at run time (3 MB a browser bundle would
  * carry for a printer); its types are for the caller's documents only.
  */
-import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+import type { DocumentTypeDecoration } from './document-type.js';
 import { ApiError, errorFromResponse, statusOfCode, type ErrorCode } from './errors.js';
 import type { Transport } from './transport.js';
 

@@ -15,6 +15,7 @@ export * from './errors.js';
 export * from './transport.js';
 export * from './rest.js';
 export * from './graphql.js';
+export * from './document-type.js';
 export * from './paginate.js';
 export * from './realtime.js';
 export * as documents from './generated/graphql.js';

@@ -17,7 +17,9 @@
 import { ApiError, statusOfCode, toApiError } from './errors.js';
 import {
   channelFamilies,
+  frameShapes,
   wsLimits,
+  type FrameShapeMessages,
   type BroadcastFamily,
   type ChannelFamily,
   type ChannelMessages,
@@ -26,7 +28,32 @@ import {
   type WsWelcomeMessage,
 } from './generated/ws.js';
 
-export { channelFamilies, type ChannelFamily, type ChannelMessages, type BroadcastFamily, type WsServerMessage, type WsClientMessage } from './generated/ws.js';
+export { channelFamilies, frameShapes, type ChannelFamily, type ChannelMessages, type BroadcastFamily, type WsServerMessage, type WsClientMessage, type FrameShapeMessages } from './generated/ws.js';
+
+/** A JSON value's type as JSON Schema names it (`integer` for whole numbers, which are also `number`). */
+const jsonTypeOf = (value: unknown): string[] =>
+  value === null ? ['null'] : Array.isArray(value) ? ['array'] : typeof value === 'number' ? (Number.isInteger(value) ? ['integer', 'number'] : ['number']) : [typeof value];
+
+/**
+ * Tells apart the frames of a channel whose `type` and `event_type` do not: a stored event
+ * (`streamEvent`) from the events channel's notices and client broadcasts, an overlay's or a
+ * widget's settings update (`overlaySettingsUpdate`, `widgetSettingsUpdate`) from what another
+ * publisher sends there. True when the frame has the message's `event_type` and every required
+ * member of its `data` schema with the schema's JSON type (spec/ws-protocol/, `frameShapes`), so
+ * the narrowed `data` is what the type says:
+ *
+ *   onMessage: (message) => { if (isMessage('streamEvent', message)) show(message.data.raw); }
+ */
+export function isMessage<N extends keyof FrameShapeMessages>(name: N, message: { readonly event_type?: unknown; readonly data: unknown }): message is FrameShapeMessages[N] {
+  const shape: { readonly eventType: string | null; readonly data: Readonly<Record<string, readonly string[]>> } = frameShapes[name];
+  if (shape.eventType !== null && message.event_type !== shape.eventType) return false;
+  const data = message.data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
+  return Object.entries(shape.data).every(([member, types]) => {
+    if (!Object.prototype.hasOwnProperty.call(data, member)) return false;
+    return types.length === 0 || jsonTypeOf((data as Record<string, unknown>)[member]).some((t) => types.includes(t));
+  });
+}
 
 /** The part of the WebSocket API the client uses (the browser's WebSocket and `ws` both have it). */
 export interface WebSocketLike {

@@ -13,9 +13,10 @@ import type { Config } from '../config/config';
  * Request headers a browser may send cross-origin (beyond the CORS-safelisted ones).
  * `If-None-Match` lets a dashboard revalidate what it fetched with the ETag it was given (304);
  * with it the page sends `Cache-Control: max-age=0`, else fetch() adds `no-cache`, which asks for
- * the full answer (docs/guides/using-the-api.md, "Browsers").
+ * the full answer (docs/guides/using-the-api.md, "Browsers"). `Idempotency-Key` makes a write safe
+ * to retry (the SDK sends one with every change it may retry, in a browser too).
  */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'Cache-Control'] as const;
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'Cache-Control', 'Idempotency-Key'] as const;
 
 /**
  * Response headers a cross-origin script may read: without this list a dashboard could not see

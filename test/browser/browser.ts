@@ -96,8 +96,9 @@ export interface StaticSite {
 }
 
 /**
- * Serves fixed HTML pages on 127.0.0.1 (a page on another origin than the API's). `pages` maps a
- * path to its HTML; anything else is 404.
+ * Serves fixed pages on 127.0.0.1 (a page on another origin than the API's). `pages` maps a
+ * path to its HTML, or to a script when the path ends in `.js` (a module a page imports); anything
+ * else is 404.
  */
 export async function startStaticSite(pages: Record<string, string>): Promise<StaticSite> {
   const server: Server = createServer((req, res) => {
@@ -106,7 +107,8 @@ export async function startStaticSite(pages: Record<string, string>): Promise<St
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
+    const type = req.url?.split('?')[0]?.endsWith('.js') ? 'text/javascript' : 'text/html';
+    res.writeHead(200, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store' }).end(page);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -33,7 +33,7 @@ describe('CORS with an allow-list', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
     expect(res.headers.get('access-control-allow-credentials')).toBe('true');
     expect(list(res.headers.get('access-control-allow-methods'))).toEqual(expect.arrayContaining(['get', 'post', 'put', 'patch', 'delete']));
-    expect(list(res.headers.get('access-control-allow-headers'))).toEqual(expect.arrayContaining(['authorization', 'content-type', 'x-request-id']));
+    expect(list(res.headers.get('access-control-allow-headers'))).toEqual(expect.arrayContaining(['authorization', 'content-type', 'x-request-id', 'idempotency-key']));
     expect(Number(res.headers.get('access-control-max-age'))).toBeGreaterThan(0);
     expect(list(res.headers.get('vary'))).toContain('origin');
     expect(await res.text()).toBe('');

@@ -7,14 +7,16 @@
  * realtime connect() settles without a credential, against a refused upgrade and when nothing
  * answers; page-numbered lists are walked to their total.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { parse, print } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import WebSocket from 'ws';
 import { errorStatus as serviceErrorStatus } from '../../src/errors';
-import { ApiError, createSdk, errorStatus, unwrap, type WebSocketConstructor } from '../../sdk/src/index';
+import { ApiError, createSdk, errorStatus, statusOfCode, unwrap, type WebSocketConstructor } from '../../sdk/src/index';
 
 /** The ApiError a call fails with (fails the test when it succeeds or fails otherwise). */
 async function failure(call: Promise<unknown>): Promise<ApiError> {
@@ -69,6 +71,20 @@ describe('SDK errors and documents', () => {
 
   it('the SDK status table agrees with the service for every code of the spec', () => {
     for (const [code, status] of Object.entries(errorStatus)) expect([code, status]).toEqual([code, serviceErrorStatus[code as keyof typeof serviceErrorStatus]]);
+  });
+
+  it("every code the service can answer is in the spec's ErrorCode, and so in the SDK's", () => {
+    // The published document is what the SDK's ErrorCode is generated from.
+    const published = JSON.parse(readFileSync(path.join(__dirname, '../../spec/published/openapi.json'), 'utf8')) as {
+      components: { schemas: { ErrorCode: { enum: string[] }; Error: { properties: { error: { enum: string[] } } } } };
+    };
+    const specCodes = [...published.components.schemas.ErrorCode.enum].sort();
+    const answered = Object.keys(serviceErrorStatus).sort();
+    expect(answered.filter((code) => !specCodes.includes(code))).toEqual([]);
+    expect(specCodes).toEqual(answered);
+    expect(Object.keys(errorStatus).sort()).toEqual(answered);
+    expect(published.components.schemas.Error.properties.error.enum.filter((code) => !specCodes.includes(code))).toEqual([]);
+    expect(statusOfCode('REFRESH_COOLDOWN')).toBe(429);
   });
 
   it('a REST error carries code, message, details, status and the X-Request-Id', async () => {

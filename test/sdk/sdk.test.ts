@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { ApiError, createSdk, documents, unwrap, type ChannelMessage, type RealtimeClient, type TokenReason, type WebSocketLike } from '../../sdk/src/node';
+import { ApiError, createSdk, documents, isMessage, unwrap, type ChannelMessage, type RealtimeClient, type TokenReason, type WebSocketLike } from '../../sdk/src/node';
 import { useTestApp } from '../helpers/app';
 
 const resumeDeclared = JSON.stringify(JSON.parse(readFileSync(path.join(__dirname, '../../spec/published/asyncapi.json'), 'utf8'))).includes('"since"');
@@ -165,7 +165,9 @@ describe('SDK against a started service', () => {
     await unwrap(sdk.rest.POST('/events/emit', { body: { type: 'platform_a:follow', platform: 'platform_a', raw: { n: 1 } } }));
     await until(() => received.length === 1, 10_000, 'the first live event');
     expect(received[0]!.type).toBe('event');
-    expect((received[0]!.data as { raw: { n: number } }).raw.n).toBe(1);
+    const first = received[0]!;
+    // A stored event, told from the channel's notices by isMessage: its data is the event row, no cast.
+    expect(isMessage('streamEvent', first) && first.data.raw.n).toBe(1);
 
     // The network drops: the client reconnects with backoff, re-subscribes, and live events flow again.
     const firstSession = realtime.sessionId;
@@ -174,7 +176,7 @@ describe('SDK against a started service', () => {
     expect(realtime.sessionId).not.toBe(firstSession);
     expect(states).toEqual(expect.arrayContaining(['connecting', 'open', 'waiting']));
     await unwrap(sdk.rest.POST('/events/emit', { body: { type: 'platform_a:follow', platform: 'platform_a', raw: { n: 2 } } }));
-    await until(() => received.some((m) => (m.data as { raw: { n: number } }).raw.n === 2), 10_000, 'a live event after the reconnect');
+    await until(() => received.some((m) => isMessage('streamEvent', m) && m.data.raw.n === 2), 10_000, 'a live event after the reconnect');
   });
 
   it('answers a socket closed before welcome with one fresh token, then backs off', async () => {
@@ -270,7 +272,9 @@ describe('SDK against a started service', () => {
     const gaps: ApiError[] = [];
     let subscribed = 0;
     const sub = realtime.subscribe('events:{account_id}', { account_id: accountId }, {
-      onMessage: (m) => seen.push((m.data as { raw: { n: number } }).raw.n),
+      onMessage: (m) => {
+        if (isMessage('streamEvent', m) && typeof m.data.raw.n === 'number') seen.push(m.data.raw.n);
+      },
       onSubscribed: () => subscribed++,
       onGap: (e) => gaps.push(e),
     });

@@ -4,7 +4,7 @@
 type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
-import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+import type { DocumentTypeDecoration } from '../document-type.js';
 /** Filters of the events list; limit defaults to 25, at most 100 (REST GET /v1/events). */
 export type EventFilterInput = {
   types?: Array<string> | null | undefined;

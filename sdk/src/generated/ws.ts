@@ -619,3 +619,21 @@ export const wsLimits = {
   "resume_events_window_ms": 86400000,
   "resume_max_frames": 1000
 } as const;
+
+/**
+ * Messages of a channel that `type` and `event_type` cannot tell apart from their siblings,
+ * with what identifies each by shape (`isMessage` in the SDK checks a frame against it): the
+ * `event_type` it declares and the JSON types of the required members of its `data`.
+ */
+export const frameShapes = {
+  "overlaySettingsUpdate": {"eventType":"overlay:update","data":{"id":["string"],"account_id":["string"],"name":["string"],"settings":["object"],"version":["integer"],"created_at":["string"],"updated_at":["string"]}},
+  "streamEvent": {"eventType":null,"data":{"id":["string"],"account_id":["string"],"type":["string"],"platform":["string"],"raw":["object"],"created_at":["string"]}},
+  "widgetSettingsUpdate": {"eventType":"widget:update","data":{"id":["string"],"account_id":["string"],"name":["string"],"type":["string"],"settings":["object"],"version":["integer"],"created_at":["string"],"updated_at":["string"]}},
+} as const;
+
+/** The message type of each entry of `frameShapes`. */
+export interface FrameShapeMessages {
+  "overlaySettingsUpdate": WsOverlaySettingsUpdateMessage;
+  "streamEvent": WsStreamEventMessage;
+  "widgetSettingsUpdate": WsWidgetSettingsUpdateMessage;
+}
