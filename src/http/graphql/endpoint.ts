@@ -9,12 +9,18 @@
  * root fields, then refuses an argument the REST twin's validator or PostgreSQL would refuse
  * (arguments.ts), and charges the operation's cost to the caller's rate limit beyond the one point
  * the middleware took. Gates come before arguments, as on REST: an anonymous or unauthorised caller
- * gets 401 or 403 whatever the arguments, never a 400 that describes the operation's input. Limit and input refusals are HTTP 400 whatever the Accept header;
- * other request errors keep graphql-http's GraphQL-over-HTTP statuses.
+ * gets 401 or 403 whatever the arguments, never a 400 that describes the operation's input.
+ *
+ * One status policy, whatever the Accept header: a request that cannot run (a syntax or validation
+ * error, no operation to run, a variable that does not fit its type, a limit, an argument refused
+ * before execution) is HTTP 400 with `errors` and no `data`; a rate limit is 429 and an
+ * idempotency-key conflict 409; everything else is 200, with `errors[]` naming the fields that
+ * failed (their `extensions.code` is the REST code).
  */
 import {
   execute,
   getOperationAST,
+  getVariableValues,
   Kind,
   GraphQLError,
   specifiedRules,
@@ -170,7 +176,7 @@ type Prepared =
   | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number; readonly roots: readonly RootField[]; readonly badInput: GraphQLError | null }
   /** Refused before execution with HTTP 400: a limit, or an input PostgreSQL cannot store. */
   | { readonly kind: 'refused'; readonly errors: readonly GraphQLError[] }
-  /** A malformed or invalid request: graphql-http answers it as GraphQL over HTTP says. */
+  /** A request that cannot run (syntax, validation, operation, variables): HTTP 400 too, with graphql-js's words. */
   | { readonly kind: 'invalid'; readonly errors: readonly GraphQLError[] };
 
 /** What parsing and validating a query text gave: it depends on the text alone (the schema is fixed). */
@@ -248,7 +254,9 @@ function checkOperation(
   const document = checked.document;
 
   const operation = getOperationAST(document, params.operationName ?? undefined);
-  if (!operation) return { kind: 'ready', document, cost: 0, roots: [], badInput: null };
+  if (!operation) return { kind: 'invalid', errors: [new GraphQLError(params.operationName ? `Unknown operation named "${params.operationName}".` : 'Must provide operation name if query contains multiple operations.')] };
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], params.variables ?? {}, { maxErrors: 50 });
+  if (coerced.errors) return { kind: 'invalid', errors: coerced.errors };
   const cost = operationCost(schema, document, operation, params.variables);
   if (cost > limits.maxCost) {
     const shown = Math.min(cost, Number.MAX_SAFE_INTEGER);
@@ -362,8 +370,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       const res = req.context.res;
       const context = requestContext(raw) as GraphQLContext;
       const prepared = prepareOperation(schema, limits, documents, params, operations);
-      if (prepared.kind === 'invalid') return prepared.errors;
-      if (prepared.kind === 'refused') {
+      if (prepared.kind === 'invalid' || prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });
         return written(body, 400, 'Bad Request', acceptedResponseType(header(raw, 'accept')));
       }
