@@ -84,6 +84,10 @@ export type Query = {
   events: PaginatedEventResult;
   /** One stored event of the active account; REST GET /v1/events/{id}. */
   event: Event;
+  /** The names of an install's secrets, never their values, by name (Extension install not found); REST GET /v1/extension-installs/{id}/secrets. */
+  extensionInstallSecrets: Array<ExtensionSecret>;
+  /** One secret of the calling extension's install with its value: the install's lm_ext_ token only (Extension secret not found); REST GET /v1/extension/secrets/{name}. */
+  extensionSecret: ExtensionSecretValue;
   /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
   notifications: NotificationPage;
   /** How many of the caller's notifications are unread; REST GET /v1/notifications/unread-count. */
@@ -226,6 +230,16 @@ export type QueryEventsArgs = {
 
 export type QueryEventArgs = {
   id: Scalars['UUID']['input'];
+};
+
+
+export type QueryExtensionInstallSecretsArgs = {
+  installId: Scalars['UUID']['input'];
+};
+
+
+export type QueryExtensionSecretArgs = {
+  name: Scalars['String']['input'];
 };
 
 
@@ -437,6 +451,10 @@ export type Mutation = {
   grantExtensionAccess: ExtensionAccessGrant;
   /** Create an access invite code for an extension (code shown once; first-party); REST POST /v1/developer/extensions/{id}/access-invites. */
   createExtensionAccessInvite: ExtensionAccessInvite;
+  /** Create or replace one secret of an install, sealed at rest; the answer has no value (at most 100 an install: Too many secrets for this install); REST PUT /v1/extension-installs/{id}/secrets/{name}. */
+  setExtensionInstallSecret: ExtensionSecret;
+  /** Delete one secret of an install (Extension install not found, Extension secret not found); REST DELETE /v1/extension-installs/{id}/secrets/{name}. */
+  deleteExtensionInstallSecret: Scalars['Boolean']['output'];
   /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
   notificationAction: Notification;
   /** Mark one notification read (idempotent); REST POST /v1/notifications/{id}/read. */
@@ -753,6 +771,19 @@ export type MutationGrantExtensionAccessArgs = {
 export type MutationCreateExtensionAccessInviteArgs = {
   extensionId: Scalars['UUID']['input'];
   input?: InputMaybe<CreateExtensionAccessInviteInput>;
+};
+
+
+export type MutationSetExtensionInstallSecretArgs = {
+  installId: Scalars['UUID']['input'];
+  name: Scalars['String']['input'];
+  value: Scalars['String']['input'];
+};
+
+
+export type MutationDeleteExtensionInstallSecretArgs = {
+  installId: Scalars['UUID']['input'];
+  name: Scalars['String']['input'];
 };
 
 
@@ -1714,6 +1745,23 @@ export type CreateExtensionAccessInviteInput = {
   expiresAt?: InputMaybe<Scalars['String']['input']>;
   /** 1 to 10000; null or absent = unlimited. */
   maxUses?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A secret of an install as the account sees it (the value is never shown). */
+export type ExtensionSecret = {
+  __typename?: 'ExtensionSecret';
+  /** Letters, digits, _, . and -, at most 100 characters. */
+  name: Scalars['String']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** A secret as its install's extension reads it. */
+export type ExtensionSecretValue = {
+  __typename?: 'ExtensionSecretValue';
+  name: Scalars['String']['output'];
+  value: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
 };
 
 /** An in-app notification; status is unread, read, accepted or declined. */
@@ -2798,6 +2846,8 @@ export type ResolversTypes = {
   ExtensionAccessGrant: ResolverTypeWrapper<ExtensionAccessGrant>;
   ExtensionAccessInvite: ResolverTypeWrapper<ExtensionAccessInvite>;
   CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
+  ExtensionSecret: ResolverTypeWrapper<ExtensionSecret>;
+  ExtensionSecretValue: ResolverTypeWrapper<ExtensionSecretValue>;
   Notification: ResolverTypeWrapper<Notification>;
   NotificationPage: ResolverTypeWrapper<NotificationPage>;
   NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
@@ -2955,6 +3005,8 @@ export type ResolversParentTypes = {
   ExtensionAccessGrant: ExtensionAccessGrant;
   ExtensionAccessInvite: ExtensionAccessInvite;
   CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
+  ExtensionSecret: ExtensionSecret;
+  ExtensionSecretValue: ExtensionSecretValue;
   Notification: Notification;
   NotificationPage: NotificationPage;
   NotificationPreference: NotificationPreference;
@@ -3091,6 +3143,8 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   developerVerificationStatus: Resolver<Maybe<ResolversTypes['DeveloperVerification']>, ParentType, ContextType>;
   events: Resolver<ResolversTypes['PaginatedEventResult'], ParentType, ContextType, Partial<QueryEventsArgs>>;
   event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
+  extensionInstallSecrets: Resolver<Array<ResolversTypes['ExtensionSecret']>, ParentType, ContextType, RequireFields<QueryExtensionInstallSecretsArgs, 'installId'>>;
+  extensionSecret: Resolver<ResolversTypes['ExtensionSecretValue'], ParentType, ContextType, RequireFields<QueryExtensionSecretArgs, 'name'>>;
   notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   notificationUnreadCount: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
@@ -3174,6 +3228,8 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   emitBotEvent: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<MutationEmitBotEventArgs, 'accountId' | 'eventType' | 'platform' | 'username' | 'raw'>>;
   grantExtensionAccess: Resolver<ResolversTypes['ExtensionAccessGrant'], ParentType, ContextType, RequireFields<MutationGrantExtensionAccessArgs, 'extensionId' | 'userId'>>;
   createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
+  setExtensionInstallSecret: Resolver<ResolversTypes['ExtensionSecret'], ParentType, ContextType, RequireFields<MutationSetExtensionInstallSecretArgs, 'installId' | 'name' | 'value'>>;
+  deleteExtensionInstallSecret: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteExtensionInstallSecretArgs, 'installId' | 'name'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
   markNotificationRead: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationMarkNotificationReadArgs, 'id'>>;
   markAllNotificationsRead: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -3623,6 +3679,18 @@ export type ExtensionAccessInviteResolvers<ContextType = GraphQLContext, ParentT
   expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   maxUses?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionSecretResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionSecret'] = ResolversParentTypes['ExtensionSecret']> = {
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionSecretValueResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionSecretValue'] = ResolversParentTypes['ExtensionSecretValue']> = {
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type NotificationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
@@ -4254,6 +4322,8 @@ export type Resolvers<ContextType = GraphQLContext> = {
   EmitEventResult?: EmitEventResultResolvers<ContextType>;
   ExtensionAccessGrant?: ExtensionAccessGrantResolvers<ContextType>;
   ExtensionAccessInvite?: ExtensionAccessInviteResolvers<ContextType>;
+  ExtensionSecret?: ExtensionSecretResolvers<ContextType>;
+  ExtensionSecretValue?: ExtensionSecretValueResolvers<ContextType>;
   Notification?: NotificationResolvers<ContextType>;
   NotificationPage?: NotificationPageResolvers<ContextType>;
   NotificationPreference?: NotificationPreferenceResolvers<ContextType>;

@@ -16205,6 +16205,10 @@ export const openapiDocument = {
         "description": "The account-scoped secret store of one install: what the account's owner or an\nadministrator (or a popout holding `extension-store:configure`) stored for the\nextension to read with its own token (`GET /v1/extension/secrets/{name}`). Values are\nsealed at rest and write-only here: a read shows names and timestamps. A developer key\nis refused (it holds no account permission). 404 `Extension install not found`.\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
+        "x-graphql": "Query.extensionInstallSecrets",
+        "x-graphql-name": {
+          "id": "installId"
+        },
         "parameters": [
           {
             "name": "id",
@@ -16279,9 +16283,13 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Create or replace one secret of an install (write-only; the answer has no value).",
-        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`.\n",
+        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name\nmust be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to\n8192 characters`.\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
+        "x-graphql": "Mutation.setExtensionInstallSecret",
+        "x-graphql-name": {
+          "id": "installId"
+        },
         "parameters": [
           {
             "name": "id",
@@ -16314,6 +16322,7 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "value": {
+                    "x-error-message": "Secret value must be 1 to 8192 characters",
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 8192,
@@ -16385,6 +16394,10 @@ export const openapiDocument = {
         "description": "404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
+        "x-graphql": "Mutation.deleteExtensionInstallSecret",
+        "x-graphql-name": {
+          "id": "installId"
+        },
         "parameters": [
           {
             "name": "id",
@@ -16791,6 +16804,7 @@ export const openapiDocument = {
         "description": "The extension reads what the account stored for its install. Only the install's own\nextension token reaches this (`x-auth: extension`); every other credential, a user\nsession and a developer key included, gets 403 FORBIDDEN `This operation requires an\nextension token`. 404 `Extension secret not found`.\n",
         "x-auth": "extension",
         "x-feature": "feature:extensions",
+        "x-graphql": "Query.extensionSecret",
         "parameters": [
           {
             "$ref": "#/components/parameters/ExtensionSecretName"
@@ -25431,6 +25445,7 @@ export const openapiDocument = {
         "required": true,
         "description": "Letters, digits, `_`, `.` and `-`, at most 100 characters.",
         "schema": {
+          "x-error-message": "Secret name must be 1 to 100 letters, digits, _, . or -",
           "type": "string",
           "minLength": 1,
           "maxLength": 100,

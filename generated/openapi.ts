@@ -3647,7 +3647,9 @@ export interface paths {
          * @description Seals `value` at rest and stores it under `name` for this install only (at most 100
          *     secrets an install: 409 `Too many secrets for this install`). The answer, like every
          *     read of the store, carries the name and timestamps, never the value. 404 `Extension
-         *     install not found`.
+         *     install not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name
+         *     must be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to
+         *     8192 characters`.
          */
         put: operations["setExtensionInstallSecret"];
         post?: never;

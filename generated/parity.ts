@@ -1033,6 +1033,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "deleteExtensionInstallSecret",
+    "method": "delete",
+    "path": "/v1/extension-installs/{id}/secrets/{name}",
+    "graphql": "Mutation.deleteExtensionInstallSecret",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    }
+  },
+  {
     "operationId": "deleteSettingPreset",
     "method": "delete",
     "path": "/v1/me/setting-presets/{id}",
@@ -1221,6 +1238,34 @@ export const twins: readonly Twin[] = [
       "auth": "public",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "extensionInstallSecrets",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/secrets",
+    "graphql": "Query.extensionInstallSecrets",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    }
+  },
+  {
+    "operationId": "extensionSecret",
+    "method": "get",
+    "path": "/v1/extension/secrets/{name}",
+    "graphql": "Query.extensionSecret",
+    "gate": {
+      "auth": "extension",
+      "permissions": null,
+      "feature": "feature:extensions"
     }
   },
   {
@@ -1752,6 +1797,23 @@ export const twins: readonly Twin[] = [
       "auth": "first-party",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "setExtensionInstallSecret",
+    "method": "put",
+    "path": "/v1/extension-installs/{id}/secrets/{name}",
+    "graphql": "Mutation.setExtensionInstallSecret",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
     }
   },
   {
@@ -2437,6 +2499,8 @@ export const graphqlFieldModules = {
   "Query.developerVerificationStatus": "developer",
   "Query.events": "events",
   "Query.event": "events",
+  "Query.extensionInstallSecrets": "extensions",
+  "Query.extensionSecret": "extensions",
   "Query.notifications": "notifications",
   "Query.notificationUnreadCount": "notifications",
   "Query.notificationPreferences": "notifications",
@@ -2517,6 +2581,8 @@ export const graphqlFieldModules = {
   "Mutation.emitBotEvent": "events",
   "Mutation.grantExtensionAccess": "extensions",
   "Mutation.createExtensionAccessInvite": "extensions",
+  "Mutation.setExtensionInstallSecret": "extensions",
+  "Mutation.deleteExtensionInstallSecret": "extensions",
   "Mutation.notificationAction": "notifications",
   "Mutation.markNotificationRead": "notifications",
   "Mutation.markAllNotificationsRead": "notifications",
@@ -2619,6 +2685,8 @@ export type TwinShapes = [
   Serves<Query['developerVerificationStatus'], DomainResults['developerVerificationStatus'][DefaultStatus['developerVerificationStatus']]>,
   Serves<Mutation['exchangeLoginCode'], DomainResults['exchangeLoginCode'][DefaultStatus['exchangeLoginCode']]>,
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,
+  Serves<Query['extensionInstallSecrets'], DomainResults['extensionInstallSecrets'][DefaultStatus['extensionInstallSecrets']]>,
+  Serves<Query['extensionSecret'], DomainResults['extensionSecret'][DefaultStatus['extensionSecret']]>,
   Serves<Mutation['issuePopoutWsToken'], DomainResults['issuePopoutWsToken'][DefaultStatus['issuePopoutWsToken']]>,
   Serves<Mutation['issueWsToken'], DomainResults['issueWsToken'][DefaultStatus['issueWsToken']]>,
   Serves<Mutation['markNotificationRead'], DomainResults['markNotificationRead'][DefaultStatus['markNotificationRead']]>,
@@ -2646,6 +2714,7 @@ export type TwinShapes = [
   Serves<Mutation['revokeDeveloperApiKey'], DomainResults['revokeDeveloperApiKey'][DefaultStatus['revokeDeveloperApiKey']]>,
   Serves<Query['searchPlatformUsers'], DomainResults['searchPlatformUsers'][DefaultStatus['searchPlatformUsers']]>,
   Serves<Query['sessions'], DomainResults['sessions'][DefaultStatus['sessions']]>,
+  Serves<Mutation['setExtensionInstallSecret'], DomainResults['setExtensionInstallSecret'][DefaultStatus['setExtensionInstallSecret']]>,
   Serves<Query['sound'], DomainResults['sound'][DefaultStatus['sound']]>,
   Serves<Query['sounds'], DomainResults['sounds'][DefaultStatus['sounds']]>,
   Serves<Mutation['stopSound'], DomainResults['stopSound'][DefaultStatus['stopSound']]>,

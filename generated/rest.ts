@@ -6538,7 +6538,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:extensions"
     },
-    "graphql": null,
+    "graphql": "Mutation.deleteExtensionInstallSecret",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -8033,7 +8033,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:extensions"
     },
-    "graphql": null,
+    "graphql": "Query.extensionInstallSecrets",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -8189,7 +8189,7 @@ export const routes: readonly RouteSpec[] = [
       "permissions": null,
       "feature": "feature:extensions"
     },
-    "graphql": null,
+    "graphql": "Query.extensionSecret",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -10991,7 +10991,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:extensions"
     },
-    "graphql": null,
+    "graphql": "Mutation.setExtensionInstallSecret",
     "internal": false,
     "responses": {
       "200": "application/json",

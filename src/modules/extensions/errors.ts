@@ -38,6 +38,8 @@ export const extensionMessages = {
   storageValueTooLarge: 'Storage value is too large',
   secretNotFound: 'Extension secret not found',
   tooManySecrets: 'Too many secrets for this install',
+  invalidSecretName: 'Secret name must be 1 to 100 letters, digits, _, . or -',
+  invalidSecretValue: 'Secret value must be 1 to 8192 characters',
   inviteNotFound: 'Invite not found',
   expiresInPast: 'expires_at cannot be in the past',
   invalidExpiry: 'expires_at must be an RFC 3339 date-time',
