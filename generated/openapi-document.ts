@@ -15798,6 +15798,90 @@ export const openapiDocument = {
         ]
       }
     },
+    "/extension-bundles/{sha256}": {
+      "get": {
+        "operationId": "extensionBundle",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "An uploaded extension bundle by the SHA-256 of its content (immutable; REST only, for iframes and caches).",
+        "description": "The bundle (`manifest` and `handler_code`, under `data`) of any uploaded version whose content hashes to\n`sha256`, as `GET /v1/extension-installs/{id}/bundle` names it. The content never changes\nunder a hash, so the answer carries `Cache-Control: public, max-age=31536000, immutable`\nand `ETag: \"<sha256>\"`; no credential is needed (an extension iframe loads it by URL), the\nhash being known only to those shown the install's bundle. 404 `Extension bundle not\nfound`.\n",
+        "x-auth": "public",
+        "parameters": [
+          {
+            "name": "sha256",
+            "in": "path",
+            "required": true,
+            "description": "64 lowercase hex digits.",
+            "schema": {
+              "type": "string",
+              "minLength": 64,
+              "maxLength": 64,
+              "pattern": "^[0-9a-f]{64}$"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The bundle.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string"
+                },
+                "description": "`public, max-age=31536000, immutable`."
+              },
+              "ETag": {
+                "schema": {
+                  "type": "string"
+                },
+                "description": "The quoted `sha256`."
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionBundle"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/extension-installs": {
       "get": {
         "operationId": "extensionInstalls",
@@ -16121,6 +16205,81 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/extension-installs/{id}/bundle": {
+      "get": {
+        "operationId": "extensionInstallBundle",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Which bundle an install runs now, with its immutable, content-hashed URL.",
+        "description": "The version an install gets follows the review state: the extension's latest\n`published` version (an approved new version reaches every install without reinstalling);\nwhile none is published (a tester's install of an unpublished extension), the version\nthe install was made with. A user with `extension_dev_mode` on (`updateMe`) who develops\nthe extension (its developer profile, or a member of its team) gets the latest uploaded\nversion whatever its review state (`draft` uploads, versions pending review or rejected),\nwith `dev_mode: true`. `url` names the bundle by the SHA-256 of its content (`GET\n/v1/extension-bundles/{sha256}`), so it can be cached for good. The install's own\nextension token reads this too (`x-resource-grant: extension-install:own`). 404\n`Extension install not found`; 404 `Extension bundle not found` when no version of it\nhas an uploaded bundle.\n",
+        "x-permission": "extension-store:read",
+        "x-resource-grant": "extension-install:own",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The bundle the install runs.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionInstallBundle"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -29958,6 +30117,23 @@ export const openapiDocument = {
           }
         }
       },
+      "ExtensionBundle": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "An uploaded bundle, as its version's upload gave it.",
+        "required": [
+          "manifest",
+          "handler_code"
+        ],
+        "properties": {
+          "manifest": {
+            "$ref": "#/components/schemas/ExtensionManifest"
+          },
+          "handler_code": {
+            "type": "string"
+          }
+        }
+      },
       "ExtensionInstall": {
         "type": "object",
         "additionalProperties": false,
@@ -30037,6 +30213,61 @@ export const openapiDocument = {
           "updated_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "ExtensionInstallBundle": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "The bundle an install runs now, and where to load it.",
+        "required": [
+          "install_id",
+          "extension_id",
+          "version_id",
+          "version",
+          "status",
+          "sha256",
+          "url",
+          "dev_mode"
+        ],
+        "properties": {
+          "install_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "version_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "version": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "draft",
+              "uploaded",
+              "pending_review",
+              "published",
+              "rejected"
+            ],
+            "description": "The version's review state."
+          },
+          "sha256": {
+            "type": "string",
+            "description": "SHA-256 (hex) of the bundle's content."
+          },
+          "url": {
+            "type": "string",
+            "description": "Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`."
+          },
+          "dev_mode": {
+            "type": "boolean",
+            "description": "True when the caller's extension_dev_mode chose the latest uploaded version over the review state."
           }
         }
       },

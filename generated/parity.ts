@@ -2323,6 +2323,8 @@ export const operationModules = {
   "exchangeLoginCode": "signin",
   "exchangePopoutToken": "sessions",
   "extensionAnalytics": "extensions",
+  "extensionBundle": "extensions",
+  "extensionInstallBundle": "extensions",
   "extensionInstallLogs": "extensions",
   "extensionInstalls": "extensions",
   "extensionInstallSecrets": "extensions",

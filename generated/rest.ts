@@ -163,6 +163,8 @@ export type OperationId =
   | 'exchangeLoginCode'
   | 'exchangePopoutToken'
   | 'extensionAnalytics'
+  | 'extensionBundle'
+  | 'extensionInstallBundle'
   | 'extensionInstallLogs'
   | 'extensionInstalls'
   | 'extensionInstallSecrets'
@@ -649,6 +651,10 @@ export interface RestHandlers<Context> {
   exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics */
   extensionAnalytics(request: RestRequest<'extensionAnalytics'>, context: Context): Promise<RestResponse<'extensionAnalytics'>>;
+  /** GET /v1/extension-bundles/{sha256} */
+  extensionBundle(request: RestRequest<'extensionBundle'>, context: Context): Promise<RestResponse<'extensionBundle'>>;
+  /** GET /v1/extension-installs/{id}/bundle */
+  extensionInstallBundle(request: RestRequest<'extensionInstallBundle'>, context: Context): Promise<RestResponse<'extensionInstallBundle'>>;
   /** GET /v1/extension-installs/{id}/logs */
   extensionInstallLogs(request: RestRequest<'extensionInstallLogs'>, context: Context): Promise<RestResponse<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs */
@@ -1100,6 +1106,8 @@ export interface DomainResults {
   exchangeLoginCode: { 200: Camelize<DataOf<Wire<'exchangeLoginCode', 200>>> };
   exchangePopoutToken: { 200: Camelize<DataOf<Wire<'exchangePopoutToken', 200>>> };
   extensionAnalytics: { 200: Camelize<DataOf<Wire<'extensionAnalytics', 200>>> };
+  extensionBundle: { 200: Camelize<DataOf<Wire<'extensionBundle', 200>>> };
+  extensionInstallBundle: { 200: Camelize<DataOf<Wire<'extensionInstallBundle', 200>>> };
   extensionInstallLogs: { 200: Camelize<DataOf<Wire<'extensionInstallLogs', 200>>> };
   extensionInstalls: { 200: Camelize<ItemOf<Wire<'extensionInstalls', 200>>>[] };
   extensionInstallSecrets: { 200: Camelize<DataOf<Wire<'extensionInstallSecrets', 200>>> };
@@ -1399,6 +1407,8 @@ export interface DefaultStatus {
   exchangeLoginCode: 200;
   exchangePopoutToken: 200;
   extensionAnalytics: 200;
+  extensionBundle: 200;
+  extensionInstallBundle: 200;
   extensionInstallLogs: 200;
   extensionInstalls: 200;
   extensionInstallSecrets: 200;
@@ -1862,6 +1872,10 @@ export interface RestOperations<Context> {
   exchangePopoutToken(request: DomainRequest<'exchangePopoutToken'>, context: Context): Promise<DomainResult<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics (data) */
   extensionAnalytics(request: DomainRequest<'extensionAnalytics'>, context: Context): Promise<DomainResult<'extensionAnalytics'>>;
+  /** GET /v1/extension-bundles/{sha256} (data) */
+  extensionBundle(request: DomainRequest<'extensionBundle'>, context: Context): Promise<DomainResult<'extensionBundle'>>;
+  /** GET /v1/extension-installs/{id}/bundle (data) */
+  extensionInstallBundle(request: DomainRequest<'extensionInstallBundle'>, context: Context): Promise<DomainResult<'extensionInstallBundle'>>;
   /** GET /v1/extension-installs/{id}/logs (data) */
   extensionInstallLogs(request: DomainRequest<'extensionInstallLogs'>, context: Context): Promise<DomainResult<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs (collection) */
@@ -7919,6 +7933,78 @@ export const routes: readonly RouteSpec[] = [
         ]
       },
       "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "extensionBundle",
+    "method": "get",
+    "path": "/v1/extension-bundles/{sha256}",
+    "expressPath": "/v1/extension-bundles/:sha256",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "extensionInstallBundle",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/bundle",
+    "expressPath": "/v1/extension-installs/:id/bundle",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions",
+      "resourceGrant": {
+        "grant": "extension-install:own",
+        "on": "id"
+      }
     },
     "graphql": null,
     "internal": false,

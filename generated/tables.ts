@@ -451,6 +451,7 @@ export const tables = {
     reviewed_at: { type: 'timestamp', nullable: true },
     submitted_at: { type: 'timestamp', nullable: true },
     submitted_by: { type: 'uuid', nullable: true },
+    bundle_sha256: { type: 'text', nullable: true },
   },
   extensions: {
     id: 'uuid',

@@ -2800,6 +2800,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extension-bundles/{sha256}": {
+        parameters: NoParameters;
+        /**
+         * An uploaded extension bundle by the SHA-256 of its content (immutable; REST only, for iframes and caches).
+         * @description The bundle (`manifest` and `handler_code`, under `data`) of any uploaded version whose content hashes to
+         *     `sha256`, as `GET /v1/extension-installs/{id}/bundle` names it. The content never changes
+         *     under a hash, so the answer carries `Cache-Control: public, max-age=31536000, immutable`
+         *     and `ETag: "<sha256>"`; no credential is needed (an extension iframe loads it by URL), the
+         *     hash being known only to those shown the install's bundle. 404 `Extension bundle not
+         *     found`.
+         */
+        get: operations["extensionBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extension-installs": {
         parameters: NoParameters;
         /**
@@ -2858,6 +2878,31 @@ export interface paths {
          *     subscription to this extension is not active; renew it to enable it`).
          */
         patch: operations["updateExtensionInstall"];
+        trace?: never;
+    };
+    "/extension-installs/{id}/bundle": {
+        parameters: NoParameters;
+        /**
+         * Which bundle an install runs now, with its immutable, content-hashed URL.
+         * @description The version an install gets follows the review state: the extension's latest
+         *     `published` version (an approved new version reaches every install without reinstalling);
+         *     while none is published (a tester's install of an unpublished extension), the version
+         *     the install was made with. A user with `extension_dev_mode` on (`updateMe`) who develops
+         *     the extension (its developer profile, or a member of its team) gets the latest uploaded
+         *     version whatever its review state (`draft` uploads, versions pending review or rejected),
+         *     with `dev_mode: true`. `url` names the bundle by the SHA-256 of its content (`GET
+         *     /v1/extension-bundles/{sha256}`), so it can be cached for good. The install's own
+         *     extension token reads this too (`x-resource-grant: extension-install:own`). 404
+         *     `Extension install not found`; 404 `Extension bundle not found` when no version of it
+         *     has an uploaded bundle.
+         */
+        get: operations["extensionInstallBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/extension-installs/{id}/logs": {
@@ -5433,6 +5478,11 @@ export interface components {
                 currency: string;
             }[];
         };
+        /** @description An uploaded bundle, as its version's upload gave it. */
+        ExtensionBundle: {
+            handler_code: string;
+            manifest: components["schemas"]["ExtensionManifest"];
+        };
         ExtensionInstall: {
             /** Format: uuid */
             account_id: string;
@@ -5464,6 +5514,27 @@ export interface components {
             version: string | null;
             /** Format: uuid */
             version_id: string | null;
+        };
+        /** @description The bundle an install runs now, and where to load it. */
+        ExtensionInstallBundle: {
+            /** @description True when the caller's extension_dev_mode chose the latest uploaded version over the review state. */
+            dev_mode: boolean;
+            /** Format: uuid */
+            extension_id: string;
+            /** Format: uuid */
+            install_id: string;
+            /** @description SHA-256 (hex) of the bundle's content. */
+            sha256: string;
+            /**
+             * @description The version's review state.
+             * @enum {string}
+             */
+            status: "draft" | "uploaded" | "pending_review" | "published" | "rejected";
+            /** @description Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`. */
+            url: string;
+            version: string;
+            /** Format: uuid */
+            version_id: string;
         };
         /**
          * @description An install's configuration. `commands`, `keywords` and `patterns` override the manifest's
@@ -12392,6 +12463,43 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    extensionBundle: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                /** @description 64 lowercase hex digits. */
+                sha256: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle. */
+            200: {
+                headers: {
+                    /** @description `public, max-age=31536000, immutable`. */
+                    "Cache-Control"?: string;
+                    /** @description The quoted `sha256`. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionBundle"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     extensionInstalls: {
         parameters: TokenParameters;
         requestBody?: never;
@@ -12485,6 +12593,33 @@ export interface operations {
             200: components["responses"]["ExtensionInstallResult"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+        };
+    };
+    extensionInstallBundle: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: ErrorResponses & {
+            /** @description The bundle the install runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionInstallBundle"];
+                    };
+                };
+            };
+            404: components["responses"]["NotFound"];
         };
     };
     extensionInstallLogs: {

@@ -37,6 +37,7 @@ export const extensionMessages = {
   storageEntryNotFound: 'Storage entry not found',
   storageValueTooLarge: 'Storage value is too large',
   secretNotFound: 'Extension secret not found',
+  bundleNotFound: 'Extension bundle not found',
   tooManySecrets: 'Too many secrets for this install',
   invalidSecretName: 'Secret name must be 1 to 100 letters, digits, _, . or -',
   invalidSecretValue: 'Secret value must be 1 to 8192 characters',

@@ -16,6 +16,7 @@ import type { Knex } from 'knex';
 import type { ResourceGrantChecker } from '../../auth/gates';
 import { defineModule } from '../contract';
 import { createAccess } from './access';
+import { createBundles } from './bundles';
 import { createExtensionsResolvers } from './graphql';
 import { createInstalls } from './installs';
 import { extensionMigrations } from './migrations';
@@ -82,7 +83,8 @@ export const extensionsModule = defineModule({
     const secrets = createSecrets({ knex: db.knex, box });
     // A sound an extension token uploads is shown with the extension's name (`source_extension_name`).
     use('sounds').useExtensionNames(async (id) => (await repo.extensionById(id))?.name ?? null);
-    const parts = { service, installs, review, runtime, access, secrets };
+    const bundles = createBundles({ knex: db.knex, develops: (auth, id) => service.ownsExtension(auth, id) });
+    const parts = { service, installs, review, runtime, access, secrets, bundles };
     return {
       api,
       rest: createExtensionsRest(parts),

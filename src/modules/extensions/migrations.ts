@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Migration } from '../../infra/db/database';
+import { bundleHash } from './bundle-content';
 
 export const extensionMigrations: readonly Migration[] = [
   {
@@ -205,6 +206,26 @@ export const extensionMigrations: readonly Migration[] = [
     },
     async down(knex: Knex) {
       await knex.schema.dropTableIfExists('extension_install_secrets');
+    },
+  },
+  {
+    /**
+     * Bundle serving: each uploaded version keeps the SHA-256 of its bundle's content (bundles.ts
+     * says how the content is written), the name `GET /v1/extension-bundles/{sha256}` finds it by.
+     * Versions uploaded before are hashed here, in one pass.
+     */
+    name: '20261128170000_extension_bundle_hashes',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('extension_versions', (t) => {
+        t.specificType('bundle_sha256', 'char(64)').nullable().index();
+      });
+      const uploaded = (await knex('extension_versions').whereNotNull('handler_code').select('id', 'manifest', 'handler_code')) as { id: string; manifest: unknown; handler_code: string }[];
+      for (const row of uploaded) {
+        await knex('extension_versions').where({ id: row.id }).update({ bundle_sha256: bundleHash(row.manifest, row.handler_code) });
+      }
+    },
+    async down(knex: Knex) {
+      await knex.schema.alterTable('extension_versions', (t) => t.dropColumn('bundle_sha256'));
     },
   },
 ];

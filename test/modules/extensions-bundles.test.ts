@@ -1,0 +1,138 @@
+/**
+ * Bundle serving over real HTTP, with the extension made, reviewed and installed through the API:
+ * the version an install runs follows the review state (the latest published one; an approved
+ * new version reaches the install without reinstalling), a developer with extension_dev_mode on
+ * gets their latest upload instead, and each bundle is served under an immutable URL named by the
+ * SHA-256 of its content, without credentials and with a year-long public cache lifetime.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { useTestApp } from '../helpers/app';
+import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
+
+const adminEmail = `ops-${randomUUID()}@example.test`;
+const t = useTestApp({ auth: { bootstrap_admins: [adminEmail] } });
+
+type Json = Record<string, any>;
+const slug = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+let admin: LoggedIn;
+let dev: LoggedIn;
+
+beforeAll(async () => {
+  admin = await devLogin(t, adminEmail);
+  dev = await devLogin(t);
+  const profileSlug = slug('studio');
+  const applied = await api(t, 'POST', '/developer/application', {
+    token: dev.accessToken,
+    body: { application_type: 'solo', display_name: `Dev ${profileSlug}`, slug: profileSlug, description: 'Builds things', motivation: 'Fun', what_to_build: 'Widgets' },
+  });
+  expect(applied.status).toBe(201);
+  expect((await api(t, 'POST', `/admin/developer-applications/${(applied.body.data as Json).id}/approve`, { token: admin.accessToken, body: {} })).status).toBe(200);
+});
+
+/** Creates and uploads a version; answers its id. */
+async function upload(extId: string, version: string, code: string): Promise<string> {
+  const created = await api(t, 'POST', `/developer/extensions/${extId}/versions`, { token: dev.accessToken, body: { version } });
+  expect(created.status).toBe(201);
+  const versionId = (created.body.data as Json).id as string;
+  const manifest = { permissions: ['events:read'], handlers: ['run'], platforms: ['platform_a'] };
+  expect((await api(t, 'PUT', `/developer/extensions/${extId}/versions/${versionId}/bundle`, { token: dev.accessToken, body: { manifest, handler_code: code } })).status).toBe(200);
+  return versionId;
+}
+
+async function approve(extId: string, versionId: string): Promise<void> {
+  expect((await api(t, 'POST', `/developer/extensions/${extId}/versions/${versionId}/publish`, { token: dev.accessToken })).status).toBe(200);
+  expect((await api(t, 'POST', `/admin/extension-reviews/${versionId}/approve`, { token: admin.accessToken, body: {} })).status).toBe(200);
+}
+
+async function install(user: LoggedIn, extId: string): Promise<{ id: string; token: string }> {
+  const res = await api(t, 'POST', '/extension-installs', { token: user.accessToken, body: { extension_id: extId, permissions: ['events:read'] } });
+  expect(res.status).toBe(201);
+  return { id: (res.body.data as Json).id as string, token: (res.body.data as Json).token.token as string };
+}
+
+const bundleOf = async (token: string, installId: string) => api(t, 'GET', `/extension-installs/${installId}/bundle`, { token });
+
+test('an install runs the latest published version; each bundle has an immutable, content-hashed, public URL', async () => {
+  const ext = (await api(t, 'POST', '/developer/extensions', { token: dev.accessToken, body: { name: 'Bundled', slug: slug('ext') } })).body.data as Json;
+  const v1 = await upload(ext.id, '1.0.0', 'export function run() { return 1; }');
+  await approve(ext.id, v1);
+  const owner = await devLogin(t);
+  const own = await install(owner, ext.id);
+
+  const first = await bundleOf(owner.accessToken, own.id);
+  expect(first.status).toBe(200);
+  const one = first.body.data as Json;
+  expect(one).toEqual({ install_id: own.id, extension_id: ext.id, version_id: v1, version: '1.0.0', status: 'published', sha256: expect.stringMatching(/^[0-9a-f]{64}$/), url: `/v1/extension-bundles/${one.sha256}`, dev_mode: false });
+  // The install's own extension token reads which bundle it runs (its install only).
+  expect((await bundleOf(own.token, own.id)).body.data).toEqual(one);
+
+  // The bundle itself: no credential, cacheable for good, named by its content's hash.
+  const served = await fetch(`${t.url}${one.url}`);
+  expect(served.status).toBe(200);
+  expect(served.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+  expect(served.headers.get('etag')).toBe(`"${one.sha256}"`);
+  const body = (await served.json()) as Json;
+  expect(body.data).toEqual({ manifest: { handlers: ['run'], permissions: ['events:read'], platforms: ['platform_a'] }, handler_code: 'export function run() { return 1; }' });
+  // The hash is the SHA-256 of the served data's JSON text, so a client can check what it loaded.
+  expect(createHash('sha256').update(JSON.stringify(body.data)).digest('hex')).toBe(one.sha256);
+
+  // A newer upload that is not approved yet changes nothing for the install.
+  const v2 = await upload(ext.id, '1.1.0', 'export function run() { return 2; }');
+  expect((await bundleOf(owner.accessToken, own.id)).body.data).toEqual(one);
+  // Once approved, the install runs it without reinstalling; the old URL still serves the old content.
+  await approve(ext.id, v2);
+  const two = (await bundleOf(owner.accessToken, own.id)).body.data as Json;
+  expect(two).toEqual(expect.objectContaining({ version_id: v2, version: '1.1.0', status: 'published', dev_mode: false }));
+  expect(two.sha256).not.toBe(one.sha256);
+  expect(((await (await fetch(`${t.url}${one.url}`)).json()) as Json).data.handler_code).toBe('export function run() { return 1; }');
+  expect(((await (await fetch(`${t.url}${two.url}`)).json()) as Json).data.handler_code).toBe('export function run() { return 2; }');
+
+  // Refusals: another account's install, an unknown hash, a malformed one, a member without extension-store:read.
+  const stranger = await devLogin(t);
+  expect((await bundleOf(stranger.accessToken, own.id)).body).toEqual({ error: 'NOT_FOUND', message: 'Extension install not found' });
+  expect((await api(t, 'GET', `/extension-bundles/${'0'.repeat(64)}`)).body).toEqual({ error: 'NOT_FOUND', message: 'Extension bundle not found' });
+  expect((await api(t, 'GET', '/extension-bundles/not-a-hash')).status).toBe(400);
+  const limited = await joinAccount(t, owner, await devLogin(t), { roleName: `none-${randomUUID().slice(0, 8)}`, permissions: [] });
+  expect((await bundleOf(limited.accessToken, own.id)).body).toEqual({ error: 'FORBIDDEN', message: 'Missing permission: extension-store:read' });
+  expect((await bundleOf(own.token, randomUUID())).status).toBe(403);
+});
+
+test('extension_dev_mode: the developer gets their latest upload whatever its review state; nobody else does', async () => {
+  const ext = (await api(t, 'POST', '/developer/extensions', { token: dev.accessToken, body: { name: 'In progress', slug: slug('ext') } })).body.data as Json;
+  const v1 = await upload(ext.id, '1.0.0', 'export function run() { return "stable"; }');
+  await approve(ext.id, v1);
+  const mine = await install(dev, ext.id);
+  const owner = await devLogin(t);
+  const theirs = await install(owner, ext.id);
+  const draft = await upload(ext.id, '2.0.0-beta.1', 'export function run() { return "beta"; }');
+
+  // Dev mode off: the developer's install follows the review state like any other.
+  expect((await bundleOf(dev.accessToken, mine.id)).body.data).toEqual(expect.objectContaining({ version_id: v1, dev_mode: false }));
+  expect((await api(t, 'PATCH', '/me', { token: dev.accessToken, body: { extension_dev_mode: true } })).status).toBe(200);
+  const dev1 = (await bundleOf(dev.accessToken, mine.id)).body.data as Json;
+  expect(dev1).toEqual(expect.objectContaining({ version_id: draft, version: '2.0.0-beta.1', status: 'uploaded', dev_mode: true }));
+  expect(((await (await fetch(`${t.url}${dev1.url}`)).json()) as Json).data.handler_code).toBe('export function run() { return "beta"; }');
+  // Submitted for review, then rejected: still the developer's latest upload.
+  expect((await api(t, 'POST', `/developer/extensions/${ext.id}/versions/${draft}/publish`, { token: dev.accessToken })).status).toBe(200);
+  expect((await bundleOf(dev.accessToken, mine.id)).body.data).toEqual(expect.objectContaining({ version_id: draft, status: 'pending_review', dev_mode: true }));
+  expect((await api(t, 'POST', `/admin/extension-reviews/${draft}/reject`, { token: admin.accessToken, body: { notes: 'Not yet' } })).status).toBe(200);
+  expect((await bundleOf(dev.accessToken, mine.id)).body.data).toEqual(expect.objectContaining({ version_id: draft, status: 'rejected', dev_mode: true }));
+
+  // Another user with dev mode on does not develop it: the review state decides; so does the install's own token.
+  expect((await api(t, 'PATCH', '/me', { token: owner.accessToken, body: { extension_dev_mode: true } })).status).toBe(200);
+  expect((await bundleOf(owner.accessToken, theirs.id)).body.data).toEqual(expect.objectContaining({ version_id: v1, status: 'published', dev_mode: false }));
+  expect((await bundleOf(mine.token, mine.id)).body.data).toEqual(expect.objectContaining({ version_id: v1, dev_mode: false }));
+  // Dev mode off again: back to the published version.
+  expect((await api(t, 'PATCH', '/me', { token: dev.accessToken, body: { extension_dev_mode: false } })).status).toBe(200);
+  expect((await bundleOf(dev.accessToken, mine.id)).body.data).toEqual(expect.objectContaining({ version_id: v1, dev_mode: false }));
+});
+
+test('a tester\'s install of an unpublished extension runs the version it was made with', async () => {
+  const ext = (await api(t, 'POST', '/developer/extensions', { token: dev.accessToken, body: { name: 'Unreleased', slug: slug('ext') } })).body.data as Json;
+  const v1 = await upload(ext.id, '0.1.0', 'export function run() {}');
+  const tester = await devLogin(t);
+  expect((await api(t, 'POST', `/developer/extensions/${ext.id}/testers`, { token: dev.accessToken, body: { user_id: tester.userId } })).status).toBe(201);
+  const own = await install(tester, ext.id);
+  expect((await bundleOf(tester.accessToken, own.id)).body.data).toEqual(expect.objectContaining({ version_id: v1, version: '0.1.0', status: 'uploaded', dev_mode: false }));
+});
