@@ -88,6 +88,8 @@ export type Query = {
   extensionInstallSecrets: Array<ExtensionSecret>;
   /** One secret of the calling extension's install with its value: the install's lm_ext_ token only (Extension secret not found); REST GET /v1/extension/secrets/{name}. */
   extensionSecret: ExtensionSecretValue;
+  /** The caller's own rating of an extension (Rating not found); REST GET /v1/extensions/{id}/rating. */
+  myExtensionRating: ExtensionRating;
   /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
   notifications: NotificationPage;
   /** How many of the caller's notifications are unread; REST GET /v1/notifications/unread-count. */
@@ -240,6 +242,11 @@ export type QueryExtensionInstallSecretsArgs = {
 
 export type QueryExtensionSecretArgs = {
   name: Scalars['String']['input'];
+};
+
+
+export type QueryMyExtensionRatingArgs = {
+  extensionId: Scalars['UUID']['input'];
 };
 
 
@@ -455,6 +462,10 @@ export type Mutation = {
   setExtensionInstallSecret: ExtensionSecret;
   /** Delete one secret of an install (Extension install not found, Extension secret not found); REST DELETE /v1/extension-installs/{id}/secrets/{name}. */
   deleteExtensionInstallSecret: Scalars['Boolean']['output'];
+  /** Rate an extension the active account installed, 1 to 5; one rating per user, replaced by a new one; REST PUT /v1/extensions/{id}/rating. */
+  rateExtension: ExtensionRating;
+  /** Withdraw the caller's rating (Rating not found); REST DELETE /v1/extensions/{id}/rating. */
+  deleteExtensionRating: Scalars['Boolean']['output'];
   /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
   notificationAction: Notification;
   /** Mark one notification read (idempotent); REST POST /v1/notifications/{id}/read. */
@@ -784,6 +795,17 @@ export type MutationSetExtensionInstallSecretArgs = {
 export type MutationDeleteExtensionInstallSecretArgs = {
   installId: Scalars['UUID']['input'];
   name: Scalars['String']['input'];
+};
+
+
+export type MutationRateExtensionArgs = {
+  extensionId: Scalars['UUID']['input'];
+  rating: Scalars['Int']['input'];
+};
+
+
+export type MutationDeleteExtensionRatingArgs = {
+  extensionId: Scalars['UUID']['input'];
 };
 
 
@@ -1761,6 +1783,17 @@ export type ExtensionSecretValue = {
   __typename?: 'ExtensionSecretValue';
   name: Scalars['String']['output'];
   value: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** One user's rating of an extension. */
+export type ExtensionRating = {
+  __typename?: 'ExtensionRating';
+  extensionId: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  /** 1 to 5. */
+  rating: Scalars['Int']['output'];
+  createdAt: Scalars['String']['output'];
   updatedAt: Scalars['String']['output'];
 };
 
@@ -2848,6 +2881,7 @@ export type ResolversTypes = {
   CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
   ExtensionSecret: ResolverTypeWrapper<ExtensionSecret>;
   ExtensionSecretValue: ResolverTypeWrapper<ExtensionSecretValue>;
+  ExtensionRating: ResolverTypeWrapper<ExtensionRating>;
   Notification: ResolverTypeWrapper<Notification>;
   NotificationPage: ResolverTypeWrapper<NotificationPage>;
   NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
@@ -3007,6 +3041,7 @@ export type ResolversParentTypes = {
   CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
   ExtensionSecret: ExtensionSecret;
   ExtensionSecretValue: ExtensionSecretValue;
+  ExtensionRating: ExtensionRating;
   Notification: Notification;
   NotificationPage: NotificationPage;
   NotificationPreference: NotificationPreference;
@@ -3145,6 +3180,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
   extensionInstallSecrets: Resolver<Array<ResolversTypes['ExtensionSecret']>, ParentType, ContextType, RequireFields<QueryExtensionInstallSecretsArgs, 'installId'>>;
   extensionSecret: Resolver<ResolversTypes['ExtensionSecretValue'], ParentType, ContextType, RequireFields<QueryExtensionSecretArgs, 'name'>>;
+  myExtensionRating: Resolver<ResolversTypes['ExtensionRating'], ParentType, ContextType, RequireFields<QueryMyExtensionRatingArgs, 'extensionId'>>;
   notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   notificationUnreadCount: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
@@ -3230,6 +3266,8 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
   setExtensionInstallSecret: Resolver<ResolversTypes['ExtensionSecret'], ParentType, ContextType, RequireFields<MutationSetExtensionInstallSecretArgs, 'installId' | 'name' | 'value'>>;
   deleteExtensionInstallSecret: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteExtensionInstallSecretArgs, 'installId' | 'name'>>;
+  rateExtension: Resolver<ResolversTypes['ExtensionRating'], ParentType, ContextType, RequireFields<MutationRateExtensionArgs, 'extensionId' | 'rating'>>;
+  deleteExtensionRating: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteExtensionRatingArgs, 'extensionId'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
   markNotificationRead: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationMarkNotificationReadArgs, 'id'>>;
   markAllNotificationsRead: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -3690,6 +3728,14 @@ export type ExtensionSecretResolvers<ContextType = GraphQLContext, ParentType ex
 export type ExtensionSecretValueResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionSecretValue'] = ResolversParentTypes['ExtensionSecretValue']> = {
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   value?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionRatingResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionRating'] = ResolversParentTypes['ExtensionRating']> = {
+  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  rating?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
@@ -4324,6 +4370,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   ExtensionAccessInvite?: ExtensionAccessInviteResolvers<ContextType>;
   ExtensionSecret?: ExtensionSecretResolvers<ContextType>;
   ExtensionSecretValue?: ExtensionSecretValueResolvers<ContextType>;
+  ExtensionRating?: ExtensionRatingResolvers<ContextType>;
   Notification?: NotificationResolvers<ContextType>;
   NotificationPage?: NotificationPageResolvers<ContextType>;
   NotificationPreference?: NotificationPreferenceResolvers<ContextType>;

@@ -17022,6 +17022,222 @@ export const openapiDocument = {
         }
       }
     },
+    "/extensions/{id}/rating": {
+      "get": {
+        "operationId": "myExtensionRating",
+        "x-graphql-name": {
+          "id": "extensionId"
+        },
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The caller's own rating of an extension (404 `Rating not found`).",
+        "description": "The rating the calling user gave the extension, from any account (`extension-store:read`, `feature:extensions`). 404 `Rating not found`.",
+        "x-permission": "extension-store:read",
+        "x-feature": "feature:extensions",
+        "x-graphql": "Query.myExtensionRating",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionRatingResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "put": {
+        "operationId": "rateExtension",
+        "x-graphql-name": {
+          "id": "extensionId"
+        },
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Rate an extension installed in the active account (1 to 5; one rating per user, replaced by a new one).",
+        "description": "A user rates an extension their active account has installed: one rating per user\nwhatever the account, and rating again replaces it (the profile's `rating_avg` and\n`rating_count` follow at once). `rating` outside 1 to 5 gives 400 VALIDATION_ERROR `Rating\nmust be an integer from 1 to 5`. 404 `Extension not found`; 403 FORBIDDEN `Install this\nextension before rating it` when the active account has no install of it. A rating is a\nuser's: a key or token without a user (a service key, an extension token) gets 403\nFORBIDDEN `Only a user can rate an extension`.\n",
+        "x-permission": "extension-store:review",
+        "x-feature": "feature:extensions",
+        "x-graphql": "Mutation.rateExtension",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "rating"
+                ],
+                "properties": {
+                  "rating": {
+                    "x-error-message": "Rating must be an integer from 1 to 5",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 5
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionRatingResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteExtensionRating",
+        "x-graphql-name": {
+          "id": "extensionId"
+        },
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Withdraw the caller's rating of an extension (404 `Rating not found`).",
+        "description": "Removes the calling user's rating; the average and count follow (`extension-store:review`, `feature:extensions`). 404 `Rating not found`.",
+        "x-permission": "extension-store:review",
+        "x-feature": "feature:extensions",
+        "x-graphql": "Mutation.deleteExtensionRating",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/health": {
       "get": {
         "operationId": "getHealth",
@@ -25887,6 +26103,25 @@ export const openapiDocument = {
           }
         }
       },
+      "ExtensionRatingResult": {
+        "description": "The rating.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/ExtensionRating"
+                }
+              }
+            }
+          }
+        }
+      },
       "ExtensionResult": {
         "description": "The extension.",
         "content": {
@@ -30719,6 +30954,41 @@ export const openapiDocument = {
             "type": "string",
             "format": "date-time",
             "nullable": true
+          }
+        }
+      },
+      "ExtensionRating": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "One user's rating of an extension.",
+        "required": [
+          "extension_id",
+          "user_id",
+          "rating",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "rating": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 5
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       },

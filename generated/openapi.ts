@@ -3813,6 +3813,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extensions/{id}/rating": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own rating of an extension (404 `Rating not found`).
+         * @description The rating the calling user gave the extension, from any account (`extension-store:read`, `feature:extensions`). 404 `Rating not found`.
+         */
+        get: operations["myExtensionRating"];
+        /**
+         * Rate an extension installed in the active account (1 to 5; one rating per user, replaced by a new one).
+         * @description A user rates an extension their active account has installed: one rating per user
+         *     whatever the account, and rating again replaces it (the profile's `rating_avg` and
+         *     `rating_count` follow at once). `rating` outside 1 to 5 gives 400 VALIDATION_ERROR `Rating
+         *     must be an integer from 1 to 5`. 404 `Extension not found`; 403 FORBIDDEN `Install this
+         *     extension before rating it` when the active account has no install of it. A rating is a
+         *     user's: a key or token without a user (a service key, an extension token) gets 403
+         *     FORBIDDEN `Only a user can rate an extension`.
+         */
+        put: operations["rateExtension"];
+        post?: never;
+        /**
+         * Withdraw the caller's rating of an extension (404 `Rating not found`).
+         * @description Removes the calling user's rating; the average and count follow (`extension-store:review`, `feature:extensions`). 404 `Rating not found`.
+         */
+        delete: operations["deleteExtensionRating"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -6976,6 +7010,18 @@ export interface components {
             /** @enum {string} */
             status: "completed" | "refunded";
         };
+        /** @description One user's rating of an extension. */
+        ExtensionRating: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            extension_id: string;
+            rating: number;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uuid */
+            user_id: string;
+        };
         /** @description A submitted version with its extension, for the review queue. */
         ExtensionReview: {
             changelog: string | null;
@@ -8522,6 +8568,17 @@ export interface components {
             content: {
                 "application/json": {
                     data: components["schemas"]["ExtensionLog"][];
+                };
+            };
+        };
+        /** @description The rating. */
+        ExtensionRatingResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ExtensionRating"];
                 };
             };
         };
@@ -18173,6 +18230,130 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    myExtensionRating: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExtensionRatingResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rateExtension: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    rating: number;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["ExtensionRatingResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteExtensionRating: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

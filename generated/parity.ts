@@ -1050,6 +1050,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "deleteExtensionRating",
+    "method": "delete",
+    "path": "/v1/extensions/{id}/rating",
+    "graphql": "Mutation.deleteExtensionRating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:review"
+        ]
+      },
+      "feature": "feature:extensions"
+    }
+  },
+  {
     "operationId": "deleteSettingPreset",
     "method": "delete",
     "path": "/v1/me/setting-presets/{id}",
@@ -1398,6 +1415,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "myExtensionRating",
+    "method": "get",
+    "path": "/v1/extensions/{id}/rating",
+    "graphql": "Query.myExtensionRating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
+    }
+  },
+  {
     "operationId": "myPermissions",
     "method": "get",
     "path": "/v1/tokens/me",
@@ -1634,6 +1668,23 @@ export const twins: readonly Twin[] = [
       "auth": "public",
       "permissions": null,
       "feature": "system:public_stats"
+    }
+  },
+  {
+    "operationId": "rateExtension",
+    "method": "put",
+    "path": "/v1/extensions/{id}/rating",
+    "graphql": "Mutation.rateExtension",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:review"
+        ]
+      },
+      "feature": "feature:extensions"
     }
   },
   {
@@ -2285,6 +2336,7 @@ export const operationModules = {
   "deleteDeveloperTeamRole": "developer",
   "deleteExtensionInstallSecret": "extensions",
   "deleteExtensionInstallStorage": "extensions",
+  "deleteExtensionRating": "extensions",
   "deleteIdea": "ideas",
   "deleteIdeaCategory": "ideas",
   "deleteIdeaComment": "ideas",
@@ -2363,6 +2415,7 @@ export const operationModules = {
   "myAuditLog": "audit",
   "myDeveloperApplication": "developer",
   "myDeveloperTeams": "developer",
+  "myExtensionRating": "extensions",
   "myPermissions": "tokens",
   "mySettingPresets": "presets",
   "myWatchlist": "stats",
@@ -2389,6 +2442,7 @@ export const operationModules = {
   "publicStreamMetadataHistory": "stats",
   "publicStreamSummary": "stats",
   "publishExtensionVersion": "extensions",
+  "rateExtension": "extensions",
   "refreshPlatformUserProfile": "chat",
   "refreshSession": "sessions",
   "rejectExtensionVersion": "extensions",
@@ -2503,6 +2557,7 @@ export const graphqlFieldModules = {
   "Query.event": "events",
   "Query.extensionInstallSecrets": "extensions",
   "Query.extensionSecret": "extensions",
+  "Query.myExtensionRating": "extensions",
   "Query.notifications": "notifications",
   "Query.notificationUnreadCount": "notifications",
   "Query.notificationPreferences": "notifications",
@@ -2585,6 +2640,8 @@ export const graphqlFieldModules = {
   "Mutation.createExtensionAccessInvite": "extensions",
   "Mutation.setExtensionInstallSecret": "extensions",
   "Mutation.deleteExtensionInstallSecret": "extensions",
+  "Mutation.rateExtension": "extensions",
+  "Mutation.deleteExtensionRating": "extensions",
   "Mutation.notificationAction": "notifications",
   "Mutation.markNotificationRead": "notifications",
   "Mutation.markAllNotificationsRead": "notifications",
@@ -2696,6 +2753,7 @@ export type TwinShapes = [
   Serves<Query['myAccounts'], DomainResults['myAccounts'][DefaultStatus['myAccounts']]>,
   Serves<Query['myAuditLog'], DomainResults['myAuditLog'][DefaultStatus['myAuditLog']]>,
   Serves<Query['myDeveloperApplication'], DomainResults['myDeveloperApplication'][DefaultStatus['myDeveloperApplication']]>,
+  Serves<Query['myExtensionRating'], DomainResults['myExtensionRating'][DefaultStatus['myExtensionRating']]>,
   Serves<Query['myPermissions'], DomainResults['myPermissions'][DefaultStatus['myPermissions']]>,
   Serves<Query['mySettingPresets'], DomainResults['mySettingPresets'][DefaultStatus['mySettingPresets']]>,
   Serves<Query['myWatchlist'], DomainResults['myWatchlist'][DefaultStatus['myWatchlist']]>,
@@ -2713,6 +2771,7 @@ export type TwinShapes = [
   Serves<Query['publicGames'], DomainResults['publicGames'][DefaultStatus['publicGames']]>,
   Serves<Query['publicStreamMetadataHistory'], DomainResults['publicStreamMetadataHistory'][DefaultStatus['publicStreamMetadataHistory']]>,
   Serves<Query['publicStreamSummary'], DomainResults['publicStreamSummary'][DefaultStatus['publicStreamSummary']]>,
+  Serves<Mutation['rateExtension'], DomainResults['rateExtension'][DefaultStatus['rateExtension']]>,
   Serves<Mutation['revokeDeveloperApiKey'], DomainResults['revokeDeveloperApiKey'][DefaultStatus['revokeDeveloperApiKey']]>,
   Serves<Query['searchPlatformUsers'], DomainResults['searchPlatformUsers'][DefaultStatus['searchPlatformUsers']]>,
   Serves<Query['sessions'], DomainResults['sessions'][DefaultStatus['sessions']]>,

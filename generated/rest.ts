@@ -125,6 +125,7 @@ export type OperationId =
   | 'deleteDeveloperTeamRole'
   | 'deleteExtensionInstallSecret'
   | 'deleteExtensionInstallStorage'
+  | 'deleteExtensionRating'
   | 'deleteIdea'
   | 'deleteIdeaCategory'
   | 'deleteIdeaComment'
@@ -203,6 +204,7 @@ export type OperationId =
   | 'myAuditLog'
   | 'myDeveloperApplication'
   | 'myDeveloperTeams'
+  | 'myExtensionRating'
   | 'myPermissions'
   | 'mySettingPresets'
   | 'myWatchlist'
@@ -229,6 +231,7 @@ export type OperationId =
   | 'publicStreamMetadataHistory'
   | 'publicStreamSummary'
   | 'publishExtensionVersion'
+  | 'rateExtension'
   | 'refreshPlatformUserProfile'
   | 'refreshSession'
   | 'rejectExtensionVersion'
@@ -575,6 +578,8 @@ export interface RestHandlers<Context> {
   deleteExtensionInstallSecret(request: RestRequest<'deleteExtensionInstallSecret'>, context: Context): Promise<RestResponse<'deleteExtensionInstallSecret'>>;
   /** DELETE /v1/extension-installs/{id}/storage/{key} */
   deleteExtensionInstallStorage(request: RestRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<RestResponse<'deleteExtensionInstallStorage'>>;
+  /** DELETE /v1/extensions/{id}/rating */
+  deleteExtensionRating(request: RestRequest<'deleteExtensionRating'>, context: Context): Promise<RestResponse<'deleteExtensionRating'>>;
   /** DELETE /v1/ideas/{id} */
   deleteIdea(request: RestRequest<'deleteIdea'>, context: Context): Promise<RestResponse<'deleteIdea'>>;
   /** DELETE /v1/ideas/categories/{id} */
@@ -731,6 +736,8 @@ export interface RestHandlers<Context> {
   myDeveloperApplication(request: RestRequest<'myDeveloperApplication'>, context: Context): Promise<RestResponse<'myDeveloperApplication'>>;
   /** GET /v1/developer/teams */
   myDeveloperTeams(request: RestRequest<'myDeveloperTeams'>, context: Context): Promise<RestResponse<'myDeveloperTeams'>>;
+  /** GET /v1/extensions/{id}/rating */
+  myExtensionRating(request: RestRequest<'myExtensionRating'>, context: Context): Promise<RestResponse<'myExtensionRating'>>;
   /** GET /v1/tokens/me */
   myPermissions(request: RestRequest<'myPermissions'>, context: Context): Promise<RestResponse<'myPermissions'>>;
   /** GET /v1/me/setting-presets */
@@ -783,6 +790,8 @@ export interface RestHandlers<Context> {
   publicStreamSummary(request: RestRequest<'publicStreamSummary'>, context: Context): Promise<RestResponse<'publicStreamSummary'>>;
   /** POST /v1/developer/extensions/{id}/versions/{version_id}/publish */
   publishExtensionVersion(request: RestRequest<'publishExtensionVersion'>, context: Context): Promise<RestResponse<'publishExtensionVersion'>>;
+  /** PUT /v1/extensions/{id}/rating */
+  rateExtension(request: RestRequest<'rateExtension'>, context: Context): Promise<RestResponse<'rateExtension'>>;
   /** POST /v1/chat/users/{platform}/{platform_user_id}/refresh */
   refreshPlatformUserProfile(request: RestRequest<'refreshPlatformUserProfile'>, context: Context): Promise<RestResponse<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh */
@@ -1068,6 +1077,7 @@ export interface DomainResults {
   deleteDeveloperTeamRole: { 200: Camelize<Wire<'deleteDeveloperTeamRole', 200>> };
   deleteExtensionInstallSecret: { 200: Camelize<Wire<'deleteExtensionInstallSecret', 200>> };
   deleteExtensionInstallStorage: { 200: Camelize<Wire<'deleteExtensionInstallStorage', 200>> };
+  deleteExtensionRating: { 200: Camelize<Wire<'deleteExtensionRating', 200>> };
   deleteIdea: { 200: Camelize<Wire<'deleteIdea', 200>> };
   deleteIdeaCategory: { 200: Camelize<Wire<'deleteIdeaCategory', 200>> };
   deleteIdeaComment: { 200: Camelize<Wire<'deleteIdeaComment', 200>> };
@@ -1146,6 +1156,7 @@ export interface DomainResults {
   myAuditLog: { 200: Camelize<Wire<'myAuditLog', 200>> };
   myDeveloperApplication: { 200: Camelize<DataOf<Wire<'myDeveloperApplication', 200>>> };
   myDeveloperTeams: { 200: Camelize<ItemOf<Wire<'myDeveloperTeams', 200>>>[] };
+  myExtensionRating: { 200: Camelize<DataOf<Wire<'myExtensionRating', 200>>> };
   myPermissions: { 200: Camelize<DataOf<Wire<'myPermissions', 200>>> };
   mySettingPresets: { 200: Camelize<ItemOf<Wire<'mySettingPresets', 200>>>[] };
   myWatchlist: { 200: Camelize<DataOf<Wire<'myWatchlist', 200>>> };
@@ -1172,6 +1183,7 @@ export interface DomainResults {
   publicStreamMetadataHistory: { 200: Camelize<DataOf<Wire<'publicStreamMetadataHistory', 200>>> };
   publicStreamSummary: { 200: Camelize<DataOf<Wire<'publicStreamSummary', 200>>> };
   publishExtensionVersion: { 200: Camelize<DataOf<Wire<'publishExtensionVersion', 200>>> };
+  rateExtension: { 200: Camelize<DataOf<Wire<'rateExtension', 200>>> };
   refreshPlatformUserProfile: { 200: Camelize<Wire<'refreshPlatformUserProfile', 200>>; 429: Camelize<Wire<'refreshPlatformUserProfile', 429>> };
   refreshSession: { 200: Camelize<DataOf<Wire<'refreshSession', 200>>> };
   rejectExtensionVersion: { 200: Camelize<DataOf<Wire<'rejectExtensionVersion', 200>>> };
@@ -1369,6 +1381,7 @@ export interface DefaultStatus {
   deleteDeveloperTeamRole: 200;
   deleteExtensionInstallSecret: 200;
   deleteExtensionInstallStorage: 200;
+  deleteExtensionRating: 200;
   deleteIdea: 200;
   deleteIdeaCategory: 200;
   deleteIdeaComment: 200;
@@ -1447,6 +1460,7 @@ export interface DefaultStatus {
   myAuditLog: 200;
   myDeveloperApplication: 200;
   myDeveloperTeams: 200;
+  myExtensionRating: 200;
   myPermissions: 200;
   mySettingPresets: 200;
   myWatchlist: 200;
@@ -1473,6 +1487,7 @@ export interface DefaultStatus {
   publicStreamMetadataHistory: 200;
   publicStreamSummary: 200;
   publishExtensionVersion: 200;
+  rateExtension: 200;
   refreshPlatformUserProfile: 200;
   refreshSession: 200;
   rejectExtensionVersion: 200;
@@ -1796,6 +1811,8 @@ export interface RestOperations<Context> {
   deleteExtensionInstallSecret(request: DomainRequest<'deleteExtensionInstallSecret'>, context: Context): Promise<DomainResult<'deleteExtensionInstallSecret'>>;
   /** DELETE /v1/extension-installs/{id}/storage/{key} (bare) */
   deleteExtensionInstallStorage(request: DomainRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<DomainResult<'deleteExtensionInstallStorage'>>;
+  /** DELETE /v1/extensions/{id}/rating (bare) */
+  deleteExtensionRating(request: DomainRequest<'deleteExtensionRating'>, context: Context): Promise<DomainResult<'deleteExtensionRating'>>;
   /** DELETE /v1/ideas/{id} (bare) */
   deleteIdea(request: DomainRequest<'deleteIdea'>, context: Context): Promise<DomainResult<'deleteIdea'>>;
   /** DELETE /v1/ideas/categories/{id} (bare) */
@@ -1952,6 +1969,8 @@ export interface RestOperations<Context> {
   myDeveloperApplication(request: DomainRequest<'myDeveloperApplication'>, context: Context): Promise<DomainResult<'myDeveloperApplication'>>;
   /** GET /v1/developer/teams (collection) */
   myDeveloperTeams(request: DomainRequest<'myDeveloperTeams'>, context: Context): Promise<DomainResult<'myDeveloperTeams'>>;
+  /** GET /v1/extensions/{id}/rating (data) */
+  myExtensionRating(request: DomainRequest<'myExtensionRating'>, context: Context): Promise<DomainResult<'myExtensionRating'>>;
   /** GET /v1/tokens/me (single) */
   myPermissions(request: DomainRequest<'myPermissions'>, context: Context): Promise<DomainResult<'myPermissions'>>;
   /** GET /v1/me/setting-presets (collection) */
@@ -2004,6 +2023,8 @@ export interface RestOperations<Context> {
   publicStreamSummary(request: DomainRequest<'publicStreamSummary'>, context: Context): Promise<DomainResult<'publicStreamSummary'>>;
   /** POST /v1/developer/extensions/{id}/versions/{version_id}/publish (single) */
   publishExtensionVersion(request: DomainRequest<'publishExtensionVersion'>, context: Context): Promise<DomainResult<'publishExtensionVersion'>>;
+  /** PUT /v1/extensions/{id}/rating (data) */
+  rateExtension(request: DomainRequest<'rateExtension'>, context: Context): Promise<DomainResult<'rateExtension'>>;
   /** POST /v1/chat/users/{platform}/{platform_user_id}/refresh (bare) */
   refreshPlatformUserProfile(request: DomainRequest<'refreshPlatformUserProfile'>, context: Context): Promise<DomainResult<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh (data) */
@@ -6619,6 +6640,45 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": true
   },
   {
+    "operationId": "deleteExtensionRating",
+    "method": "delete",
+    "path": "/v1/extensions/{id}/rating",
+    "expressPath": "/v1/extensions/:id/rating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:review"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": "Mutation.deleteExtensionRating",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
     "operationId": "deleteIdea",
     "method": "delete",
     "path": "/v1/ideas/{id}",
@@ -9331,6 +9391,44 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": false
   },
   {
+    "operationId": "myExtensionRating",
+    "method": "get",
+    "path": "/v1/extensions/{id}/rating",
+    "expressPath": "/v1/extensions/:id/rating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": "Query.myExtensionRating",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
     "operationId": "myPermissions",
     "method": "get",
     "path": "/v1/tokens/me",
@@ -10175,6 +10273,45 @@ export const routes: readonly RouteSpec[] = [
     "envelope": {
       "kind": "single",
       "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "rateExtension",
+    "method": "put",
+    "path": "/v1/extensions/{id}/rating",
+    "expressPath": "/v1/extensions/:id/rating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:review"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": "Mutation.rateExtension",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
     },
     "paging": null,
     "defaultStatus": 200,

@@ -408,6 +408,14 @@ export const tables = {
     created_at: 'timestamp',
     refunded_at: { type: 'timestamp', nullable: true },
   },
+  extension_ratings: {
+    extension_id: 'uuid',
+    user_id: 'uuid',
+    account_id: { type: 'uuid', nullable: true },
+    rating: 'integer',
+    created_at: 'timestamp',
+    updated_at: 'timestamp',
+  },
   extension_screenshots: {
     id: 'uuid',
     extension_id: 'uuid',
@@ -468,8 +476,6 @@ export const tables = {
     pricing_amount: { type: 'integer', nullable: true },
     pricing_currency: { type: 'text', nullable: true },
     status: 'text',
-    rating_count: 'integer',
-    rating_sum: 'integer',
     published_at: { type: 'timestamp', nullable: true },
     created_at: 'timestamp',
     updated_at: 'timestamp',

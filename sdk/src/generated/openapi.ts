@@ -3038,6 +3038,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extensions/{id}/rating": {
+        parameters: NoParameters;
+        /**
+         * The caller's own rating of an extension (404 `Rating not found`).
+         * @description The rating the calling user gave the extension, from any account (`extension-store:read`, `feature:extensions`). 404 `Rating not found`.
+         */
+        get: operations["myExtensionRating"];
+        /**
+         * Rate an extension installed in the active account (1 to 5; one rating per user, replaced by a new one).
+         * @description A user rates an extension their active account has installed: one rating per user
+         *     whatever the account, and rating again replaces it (the profile's `rating_avg` and
+         *     `rating_count` follow at once). `rating` outside 1 to 5 gives 400 VALIDATION_ERROR `Rating
+         *     must be an integer from 1 to 5`. 404 `Extension not found`; 403 FORBIDDEN `Install this
+         *     extension before rating it` when the active account has no install of it. A rating is a
+         *     user's: a key or token without a user (a service key, an extension token) gets 403
+         *     FORBIDDEN `Only a user can rate an extension`.
+         */
+        put: operations["rateExtension"];
+        post?: never;
+        /**
+         * Withdraw the caller's rating of an extension (404 `Rating not found`).
+         * @description Removes the calling user's rating; the average and count follow (`extension-store:review`, `feature:extensions`). 404 `Rating not found`.
+         */
+        delete: operations["deleteExtensionRating"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: NoParameters;
         /**
@@ -5673,6 +5702,18 @@ export interface components {
             /** @enum {string} */
             status: "completed" | "refunded";
         };
+        /** @description One user's rating of an extension. */
+        ExtensionRating: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            extension_id: string;
+            rating: number;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uuid */
+            user_id: string;
+        };
         /** @description A submitted version with its extension, for the review queue. */
         ExtensionReview: {
             changelog: string | null;
@@ -7100,6 +7141,17 @@ export interface components {
             content: {
                 "application/json": {
                     data: components["schemas"]["ExtensionLog"][];
+                };
+            };
+        };
+        /** @description The rating. */
+        ExtensionRatingResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ExtensionRating"];
                 };
             };
         };
@@ -12864,6 +12916,69 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+        };
+    };
+    myExtensionRating: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: ErrorResponses & {
+            200: components["responses"]["ExtensionRatingResult"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    rateExtension: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    rating: number;
+                };
+            };
+        };
+        responses: ErrorResponses & {
+            200: components["responses"]["ExtensionRatingResult"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    deleteExtensionRating: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: ErrorResponses & {
+            200: components["responses"]["Success"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     getHealth: {

@@ -1,16 +1,20 @@
-/** GraphQL bindings of the extensions module: the access mutations and the install secret store (the domain shape is already camelCase). */
+/** GraphQL bindings of the extensions module: the access mutations, the install secret store and ratings (the domain shape is already camelCase). */
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
 import type { ExtensionsParts } from './rest';
 
-export function createExtensionsResolvers({ access, secrets }: Pick<ExtensionsParts, 'access' | 'secrets'>): {
-  Query: Pick<QueryResolvers<GraphQLContext>, 'extensionInstallSecrets' | 'extensionSecret'>;
-  Mutation: Pick<MutationResolvers<GraphQLContext>, 'grantExtensionAccess' | 'createExtensionAccessInvite' | 'setExtensionInstallSecret' | 'deleteExtensionInstallSecret'>;
+export function createExtensionsResolvers({ access, secrets, ratings }: Pick<ExtensionsParts, 'access' | 'secrets' | 'ratings'>): {
+  Query: Pick<QueryResolvers<GraphQLContext>, 'extensionInstallSecrets' | 'extensionSecret' | 'myExtensionRating'>;
+  Mutation: Pick<
+    MutationResolvers<GraphQLContext>,
+    'grantExtensionAccess' | 'createExtensionAccessInvite' | 'setExtensionInstallSecret' | 'deleteExtensionInstallSecret' | 'rateExtension' | 'deleteExtensionRating'
+  >;
 } {
   return {
     Query: {
       extensionInstallSecrets: (_p, { installId }, context) => secrets.list(context.auth, installId),
       extensionSecret: (_p, { name }, context) => secrets.read(context.auth, name),
+      myExtensionRating: (_p, { extensionId }, context) => ratings.mine(context.auth, extensionId),
     },
     Mutation: {
       grantExtensionAccess: (_p, { extensionId, userId }, context) => access.grantAccess(context.auth, extensionId, userId),
@@ -18,6 +22,11 @@ export function createExtensionsResolvers({ access, secrets }: Pick<ExtensionsPa
       setExtensionInstallSecret: (_p, { installId, name, value }, context) => secrets.set(context.auth, installId, name, value),
       deleteExtensionInstallSecret: async (_p, { installId, name }, context) => {
         await secrets.remove(context.auth, installId, name);
+        return true;
+      },
+      rateExtension: (_p, { extensionId, rating }, context) => ratings.rate(context.auth, extensionId, rating),
+      deleteExtensionRating: async (_p, { extensionId }, context) => {
+        await ratings.remove(context.auth, extensionId);
         return true;
       },
     },

@@ -17,6 +17,7 @@ import type { ResourceGrantChecker } from '../../auth/gates';
 import { defineModule } from '../contract';
 import { createAccess } from './access';
 import { createBundles } from './bundles';
+import { createRatings } from './ratings';
 import { createExtensionsResolvers } from './graphql';
 import { createInstalls } from './installs';
 import { extensionMigrations } from './migrations';
@@ -84,7 +85,7 @@ export const extensionsModule = defineModule({
     // A sound an extension token uploads is shown with the extension's name (`source_extension_name`).
     use('sounds').useExtensionNames(async (id) => (await repo.extensionById(id))?.name ?? null);
     const bundles = createBundles({ knex: db.knex, develops: (auth, id) => service.ownsExtension(auth, id) });
-    const parts = { service, installs, review, runtime, access, secrets, bundles };
+    const parts = { service, installs, review, runtime, access, secrets, bundles, ratings: createRatings({ knex: db.knex }) };
     return {
       api,
       rest: createExtensionsRest(parts),

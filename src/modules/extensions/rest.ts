@@ -3,6 +3,7 @@ import { SUCCESS, reply } from '../../http/envelope';
 import { bindRest } from '../../http/rest';
 import type { Access } from './access';
 import type { Bundles } from './bundles';
+import type { Ratings } from './ratings';
 import type { Installs } from './installs';
 import type { Review } from './review';
 import type { Runtime } from './runtime';
@@ -17,9 +18,10 @@ export interface ExtensionsParts {
   access: Access;
   secrets: Secrets;
   bundles: Bundles;
+  ratings: Ratings;
 }
 
-export function createExtensionsRest({ service, installs, review, runtime, access, secrets, bundles }: ExtensionsParts) {
+export function createExtensionsRest({ service, installs, review, runtime, access, secrets, bundles, ratings }: ExtensionsParts) {
   return bindRest({
     developerExtensions: (_r, context) => service.list(context.auth),
     createDeveloperExtension: async ({ body }, context) => reply(201, await service.create(context.auth, body)),
@@ -82,6 +84,12 @@ export function createExtensionsRest({ service, installs, review, runtime, acces
     },
     extensionSecret: ({ params }, context) => secrets.read(context.auth, params.name),
     extensionInstallBundle: ({ params }, context) => bundles.forInstall(context.auth, params.id),
+    myExtensionRating: ({ params }, context) => ratings.mine(context.auth, params.id),
+    rateExtension: ({ params, body }, context) => ratings.rate(context.auth, params.id, body.rating),
+    async deleteExtensionRating({ params }, context) {
+      await ratings.remove(context.auth, params.id);
+      return SUCCESS;
+    },
     async extensionBundle({ params }) {
       const { bundle, headers } = await bundles.byHash(params.sha256);
       return reply(200, bundle, headers);
