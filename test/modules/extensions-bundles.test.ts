@@ -6,6 +6,7 @@
  * SHA-256 of its content, without credentials and with a year-long public cache lifetime.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { extensionMigrations } from '../../src/modules/extensions/migrations';
 import { useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
@@ -135,4 +136,27 @@ test('a tester\'s install of an unpublished extension runs the version it was ma
   expect((await api(t, 'POST', `/developer/extensions/${ext.id}/testers`, { token: dev.accessToken, body: { user_id: tester.userId } })).status).toBe(201);
   const own = await install(tester, ext.id);
   expect((await bundleOf(tester.accessToken, own.id)).body.data).toEqual(expect.objectContaining({ version_id: v1, version: '0.1.0', status: 'uploaded', dev_mode: false }));
+});
+
+test('the migration hashes bundles uploaded before it, as an upload does, and leaves versions without a bundle alone', async () => {
+  const knex = t.app.db.knex;
+  const ext = (await api(t, 'POST', '/developer/extensions', { token: dev.accessToken, body: { name: 'Older', slug: slug('ext') } })).body.data as Json;
+  const uploadedId = await upload(ext.id, '3.0.0', 'export function run() { return "old"; }');
+  const draft = ((await api(t, 'POST', `/developer/extensions/${ext.id}/versions`, { token: dev.accessToken, body: { version: '3.1.0' } })).body.data as Json).id as string;
+  const hashes = async () => Object.fromEntries(((await knex('extension_versions').select('id', 'bundle_sha256')) as { id: string; bundle_sha256: string | null }[]).map((r) => [r.id, r.bundle_sha256?.trim() ?? null]));
+  const byUpload = await hashes();
+  expect(byUpload[uploadedId]).toMatch(/^[0-9a-f]{64}$/);
+  expect(byUpload[draft]).toBeNull();
+
+  // As before the migration: no hash column at all; then the migration adds and fills it.
+  const migration = extensionMigrations.find((m) => m.name === '20261128170000_extension_bundle_hashes')!;
+  await knex.transaction((trx) => migration.down(trx));
+  await knex.transaction((trx) => migration.up(trx));
+  expect(await hashes()).toEqual(byUpload);
+  const owner = await devLogin(t);
+  expect((await api(t, 'POST', `/developer/extensions/${ext.id}/testers`, { token: dev.accessToken, body: { user_id: owner.userId } })).status).toBe(201);
+  const own = await install(owner, ext.id);
+  const served = (await bundleOf(owner.accessToken, own.id)).body.data as Json;
+  expect(served.sha256).toBe(byUpload[uploadedId]);
+  expect(((await (await fetch(`${t.url}${served.url}`)).json()) as Json).data.handler_code).toBe('export function run() { return "old"; }');
 });
