@@ -15817,7 +15817,8 @@ export const openapiDocument = {
               "type": "string",
               "minLength": 64,
               "maxLength": 64,
-              "pattern": "^[0-9a-f]{64}$"
+              "pattern": "^[0-9a-f]{64}$",
+              "example": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
             }
           },
           {
