@@ -3,15 +3,19 @@
  * the version an install runs follows the review state (the latest published one; an approved
  * new version reaches the install without reinstalling), a developer with extension_dev_mode on
  * gets their latest upload instead, and each bundle is served under an immutable URL named by the
- * SHA-256 of its content, without credentials and with a year-long public cache lifetime.
+ * SHA-256 of its content, without credentials and with a year-long public cache lifetime. An
+ * approval tells every install on its ext-storage:{install_id} channel (`extension:updated`), over
+ * a real WebSocket.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { extensionMigrations } from '../../src/modules/extensions/migrations';
 import { useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
+import { closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
 
 const adminEmail = `ops-${randomUUID()}@example.test`;
 const t = useTestApp({ auth: { bootstrap_admins: [adminEmail] } });
+const opened = closeSocketsAfterEach();
 
 type Json = Record<string, any>;
 const slug = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
@@ -159,4 +163,37 @@ test('the migration hashes bundles uploaded before it, as an upload does, and le
   const served = (await bundleOf(owner.accessToken, own.id)).body.data as Json;
   expect(served.sha256).toBe(byUpload[uploadedId]);
   expect(((await (await fetch(`${t.url}${served.url}`)).json()) as Json).data.handler_code).toBe('export function run() { return "old"; }');
+});
+
+test('an approval tells every install which bundle it runs now, on ext-storage:{install_id}; a rejection tells nobody', async () => {
+  const ext = (await api(t, 'POST', '/developer/extensions', { token: dev.accessToken, body: { name: 'Announced', slug: slug('ext') } })).body.data as Json;
+  await approve(ext.id, await upload(ext.id, '1.0.0', 'export function run() { return 1; }'));
+  const alice = await devLogin(t);
+  const bob = await devLogin(t);
+  const installs = [await install(alice, ext.id), await install(bob, ext.id)];
+  const sockets: TestSocket[] = [];
+  for (const [user, own] of [[alice, installs[0]!], [bob, installs[1]!]] as const) {
+    const s = await connect(t.wsUrl, { headers: { Authorization: `Bearer ${user.accessToken}` } });
+    opened.push(s);
+    expect((await s.next()).type).toBe('welcome');
+    s.send({ type: 'subscribe', channel: `ext-storage:${own.id}` });
+    expect(await s.nextMatching((m) => m.type === 'subscribed' || m.type === 'error')).toEqual({ type: 'subscribed', channel: `ext-storage:${own.id}` });
+    sockets.push(s);
+  }
+
+  // A rejected version changes what nobody runs: the next frame is the storage write that follows.
+  const rejected = await upload(ext.id, '1.0.1', 'export function run() { return "no"; }');
+  expect((await api(t, 'POST', `/developer/extensions/${ext.id}/versions/${rejected}/publish`, { token: dev.accessToken })).status).toBe(200);
+  expect((await api(t, 'POST', `/admin/extension-reviews/${rejected}/reject`, { token: admin.accessToken, body: { notes: 'No' } })).status).toBe(200);
+  expect((await api(t, 'PUT', `/extension-installs/${installs[0]!.id}/storage/k`, { token: alice.accessToken, body: { value: 1 } })).status).toBe(200);
+  expect(await sockets[0]!.nextMatching((m) => m.type === 'event')).toEqual(expect.objectContaining({ event_type: 'storage:update' }));
+
+  const v2 = await upload(ext.id, '1.1.0', 'export function run() { return 2; }');
+  await approve(ext.id, v2);
+  for (const [i, own] of installs.entries()) {
+    const frame = (await sockets[i]!.nextMatching((m) => m.type === 'event')) as Json;
+    const now = (await bundleOf(i === 0 ? alice.accessToken : bob.accessToken, own.id)).body.data as Json;
+    expect(frame).toEqual({ type: 'event', channel: `ext-storage:${own.id}`, event_type: 'extension:updated', data: now, cursor: expect.any(String) });
+    expect(now).toEqual(expect.objectContaining({ version_id: v2, version: '1.1.0', status: 'published', dev_mode: false }));
+  }
 });

@@ -4,6 +4,9 @@
  * review state (the latest `published` one; while none is, the version the install was made
  * with), except for a user who develops the extension with `extension_dev_mode` on: they get the
  * latest upload whatever its review state (Part 1, `MeResult.extensionDevMode`).
+ * When an operator approves a version, every install of the extension hears it on its
+ * `ext-storage:{install_id}` channel (`extension:updated`, with the bundle it runs now), after the
+ * approval committed; a bus failure is logged, never a failed approval.
  * Reads `extension_installs` and `extension_versions`, and the `users` row's own
  * `extension_dev_mode` switch (written by the accounts module's `updateMe`); writes nothing.
  */
@@ -11,6 +14,8 @@ import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import { requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
+import type { Bus } from '../../infra/bus';
+import type { Logger } from '../../infra/logger';
 import type { Camelize } from '../../http/mapping';
 import { bundleContent } from './bundle-content';
 import { extensionMessages as m } from './errors';
@@ -32,8 +37,8 @@ interface VersionRow {
   bundle_sha256: string;
 }
 
-export function createBundles(deps: { knex: Knex; develops: (auth: AuthContext, extensionId: string) => Promise<boolean> }) {
-  const { knex, develops } = deps;
+export function createBundles(deps: { knex: Knex; bus: Bus; log: Logger; develops: (auth: AuthContext, extensionId: string) => Promise<boolean> }) {
+  const { knex, bus, log, develops } = deps;
   const uploaded = (extensionId: string) =>
     knex('extension_versions').where({ extension_id: extensionId }).whereNotNull('bundle_sha256').select('id', 'version', 'status', 'bundle_sha256');
 
@@ -45,7 +50,30 @@ export function createBundles(deps: { knex: Knex; develops: (auth: AuthContext, 
     return Boolean(user?.extension_dev_mode) && develops(auth, extensionId);
   }
 
+  /** The latest published version with a bundle: what every install runs outside dev mode. */
+  const latestPublished = async (extensionId: string) =>
+    (await uploaded(extensionId).where({ status: 'published' }).orderBy([{ column: 'published_at', order: 'desc' }, { column: 'created_at', order: 'desc' }]).first()) as VersionRow | undefined;
+
+  const describe = (install: { id: string; extension_id: string }, chosen: VersionRow, devMode: boolean): ExtensionInstallBundle => {
+    const sha256 = chosen.bundle_sha256.trim();
+    return { installId: install.id, extensionId: install.extension_id, versionId: chosen.id, version: chosen.version, status: chosen.status, sha256, url: `/v1/extension-bundles/${sha256}`, devMode };
+  };
+
   return {
+    /** extension_installs.ofExtension: tells every install of the extension which bundle it runs now (after an approval). */
+    async announcePublished(extensionId: string): Promise<void> {
+      const chosen = await latestPublished(extensionId);
+      if (!chosen) return;
+      const installs = (await knex('extension_installs').where({ extension_id: extensionId }).select('id', 'extension_id')) as { id: string; extension_id: string }[];
+      for (const install of installs) {
+        const { installId, extensionId: extId, versionId, version, status, sha256, url, devMode } = describe(install, chosen, false);
+        const data = { install_id: installId, extension_id: extId, version_id: versionId, version, status, sha256, url, dev_mode: devMode };
+        await bus
+          .publish(`ext-storage:${install.id}`, JSON.stringify({ event_type: 'extension:updated', data }))
+          .catch((error: unknown) => log.warn({ err: error, installId: install.id }, 'extension update broadcast failed'));
+      }
+    },
+
     /** extension_versions.bundleOfInstall: the version the install runs now, and its bundle's URL. */
     async forInstall(auth: AuthContext, installId: string): Promise<ExtensionInstallBundle> {
       const accountId = requireAccountId(auth);
@@ -59,21 +87,11 @@ export function createBundles(deps: { knex: Knex; develops: (auth: AuthContext, 
       if (devMode) {
         chosen = (await uploaded(install.extension_id).orderBy([{ column: 'uploaded_at', order: 'desc' }, { column: 'created_at', order: 'desc' }]).first()) as VersionRow | undefined;
       } else {
-        chosen = (await uploaded(install.extension_id).where({ status: 'published' }).orderBy([{ column: 'published_at', order: 'desc' }, { column: 'created_at', order: 'desc' }]).first()) as VersionRow | undefined;
+        chosen = await latestPublished(install.extension_id);
         if (!chosen && install.version_id) chosen = (await uploaded(install.extension_id).where({ id: install.version_id }).first()) as VersionRow | undefined;
       }
       if (!chosen) throw AppError.notFound(m.bundleNotFound);
-      const sha256 = chosen.bundle_sha256.trim();
-      return {
-        installId: install.id,
-        extensionId: install.extension_id,
-        versionId: chosen.id,
-        version: chosen.version,
-        status: chosen.status,
-        sha256,
-        url: `/v1/extension-bundles/${sha256}`,
-        devMode,
-      };
+      return describe(install, chosen, devMode);
     },
 
     /** extension_versions.bundleByHash: the content any uploaded version with this hash holds. */
