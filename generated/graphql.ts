@@ -88,6 +88,8 @@ export type Query = {
   extensionInstallSecrets: Array<ExtensionSecret>;
   /** One secret of the calling extension's install with its value: the install's lm_ext_ token only (Extension secret not found); REST GET /v1/extension/secrets/{name}. */
   extensionSecret: ExtensionSecretValue;
+  /** Which bundle an install runs now (latest published; the developer's latest upload under extensionDevMode) and its immutable URL; the install's own extension token reads it too; REST GET /v1/extension-installs/{id}/bundle. */
+  extensionInstallBundle: ExtensionInstallBundle;
   /** The caller's own rating of an extension (Rating not found); REST GET /v1/extensions/{id}/rating. */
   myExtensionRating: ExtensionRating;
   /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
@@ -242,6 +244,11 @@ export type QueryExtensionInstallSecretsArgs = {
 
 export type QueryExtensionSecretArgs = {
   name: Scalars['String']['input'];
+};
+
+
+export type QueryExtensionInstallBundleArgs = {
+  id: Scalars['UUID']['input'];
 };
 
 
@@ -1797,6 +1804,23 @@ export type ExtensionRating = {
   updatedAt: Scalars['String']['output'];
 };
 
+/** The bundle an install runs now, and where to load it. */
+export type ExtensionInstallBundle = {
+  __typename?: 'ExtensionInstallBundle';
+  installId: Scalars['UUID']['output'];
+  extensionId: Scalars['UUID']['output'];
+  versionId: Scalars['UUID']['output'];
+  version: Scalars['String']['output'];
+  /** The version's review state: draft, uploaded, pending_review, published or rejected. */
+  status: Scalars['String']['output'];
+  /** SHA-256 (hex) of the JSON text of the bundle's data. */
+  sha256: Scalars['String']['output'];
+  /** Relative URL of the immutable bundle: /v1/extension-bundles/{sha256}. */
+  url: Scalars['String']['output'];
+  /** True when the caller's extensionDevMode chose the latest upload over the review state. */
+  devMode: Scalars['Boolean']['output'];
+};
+
 /** An in-app notification; status is unread, read, accepted or declined. */
 export type Notification = {
   __typename?: 'Notification';
@@ -2882,6 +2906,7 @@ export type ResolversTypes = {
   ExtensionSecret: ResolverTypeWrapper<ExtensionSecret>;
   ExtensionSecretValue: ResolverTypeWrapper<ExtensionSecretValue>;
   ExtensionRating: ResolverTypeWrapper<ExtensionRating>;
+  ExtensionInstallBundle: ResolverTypeWrapper<ExtensionInstallBundle>;
   Notification: ResolverTypeWrapper<Notification>;
   NotificationPage: ResolverTypeWrapper<NotificationPage>;
   NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
@@ -3042,6 +3067,7 @@ export type ResolversParentTypes = {
   ExtensionSecret: ExtensionSecret;
   ExtensionSecretValue: ExtensionSecretValue;
   ExtensionRating: ExtensionRating;
+  ExtensionInstallBundle: ExtensionInstallBundle;
   Notification: Notification;
   NotificationPage: NotificationPage;
   NotificationPreference: NotificationPreference;
@@ -3180,6 +3206,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
   extensionInstallSecrets: Resolver<Array<ResolversTypes['ExtensionSecret']>, ParentType, ContextType, RequireFields<QueryExtensionInstallSecretsArgs, 'installId'>>;
   extensionSecret: Resolver<ResolversTypes['ExtensionSecretValue'], ParentType, ContextType, RequireFields<QueryExtensionSecretArgs, 'name'>>;
+  extensionInstallBundle: Resolver<ResolversTypes['ExtensionInstallBundle'], ParentType, ContextType, RequireFields<QueryExtensionInstallBundleArgs, 'id'>>;
   myExtensionRating: Resolver<ResolversTypes['ExtensionRating'], ParentType, ContextType, RequireFields<QueryMyExtensionRatingArgs, 'extensionId'>>;
   notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   notificationUnreadCount: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -3737,6 +3764,17 @@ export type ExtensionRatingResolvers<ContextType = GraphQLContext, ParentType ex
   rating?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionInstallBundleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionInstallBundle'] = ResolversParentTypes['ExtensionInstallBundle']> = {
+  installId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  versionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sha256?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  devMode?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type NotificationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
@@ -4371,6 +4409,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   ExtensionSecret?: ExtensionSecretResolvers<ContextType>;
   ExtensionSecretValue?: ExtensionSecretValueResolvers<ContextType>;
   ExtensionRating?: ExtensionRatingResolvers<ContextType>;
+  ExtensionInstallBundle?: ExtensionInstallBundleResolvers<ContextType>;
   Notification?: NotificationResolvers<ContextType>;
   NotificationPage?: NotificationPageResolvers<ContextType>;
   NotificationPreference?: NotificationPreferenceResolvers<ContextType>;

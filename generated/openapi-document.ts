@@ -16233,6 +16233,7 @@ export const openapiDocument = {
         "x-permission": "extension-store:read",
         "x-resource-grant": "extension-install:own",
         "x-feature": "feature:extensions",
+        "x-graphql": "Query.extensionInstallBundle",
         "parameters": [
           {
             "name": "id",

@@ -1258,6 +1258,27 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "extensionInstallBundle",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/bundle",
+    "graphql": "Query.extensionInstallBundle",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions",
+      "resourceGrant": {
+        "grant": "extension-install:own",
+        "on": "id"
+      }
+    }
+  },
+  {
     "operationId": "extensionInstallSecrets",
     "method": "get",
     "path": "/v1/extension-installs/{id}/secrets",
@@ -2557,6 +2578,7 @@ export const graphqlFieldModules = {
   "Query.event": "events",
   "Query.extensionInstallSecrets": "extensions",
   "Query.extensionSecret": "extensions",
+  "Query.extensionInstallBundle": "extensions",
   "Query.myExtensionRating": "extensions",
   "Query.notifications": "notifications",
   "Query.notificationUnreadCount": "notifications",
@@ -2744,6 +2766,7 @@ export type TwinShapes = [
   Serves<Query['developerVerificationStatus'], DomainResults['developerVerificationStatus'][DefaultStatus['developerVerificationStatus']]>,
   Serves<Mutation['exchangeLoginCode'], DomainResults['exchangeLoginCode'][DefaultStatus['exchangeLoginCode']]>,
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,
+  Serves<Query['extensionInstallBundle'], DomainResults['extensionInstallBundle'][DefaultStatus['extensionInstallBundle']]>,
   Serves<Query['extensionInstallSecrets'], DomainResults['extensionInstallSecrets'][DefaultStatus['extensionInstallSecrets']]>,
   Serves<Query['extensionSecret'], DomainResults['extensionSecret'][DefaultStatus['extensionSecret']]>,
   Serves<Mutation['issuePopoutWsToken'], DomainResults['issuePopoutWsToken'][DefaultStatus['issuePopoutWsToken']]>,

@@ -8066,7 +8066,7 @@ export const routes: readonly RouteSpec[] = [
         "on": "id"
       }
     },
-    "graphql": null,
+    "graphql": "Query.extensionInstallBundle",
     "internal": false,
     "responses": {
       "200": "application/json",

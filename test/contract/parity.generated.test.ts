@@ -89,6 +89,7 @@ describeTwinContract(fixtures, twin('event'));
 describeTwinContract(fixtures, twin('events'));
 describeTwinContract(fixtures, twin('exchangeLoginCode'));
 describeTwinContract(fixtures, twin('exchangePopoutToken'));
+describeTwinContract(fixtures, twin('extensionInstallBundle'));
 describeTwinContract(fixtures, twin('extensionInstallSecrets'));
 describeTwinContract(fixtures, twin('extensionSecret'));
 describeTwinContract(fixtures, twin('grantExtensionAccess'));

@@ -9,7 +9,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { extensionMigrations } from '../../src/modules/extensions/migrations';
-import { useTestApp } from '../helpers/app';
+import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 import { closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
 
@@ -71,6 +71,14 @@ test('an install runs the latest published version; each bundle has an immutable
   expect(one).toEqual({ install_id: own.id, extension_id: ext.id, version_id: v1, version: '1.0.0', status: 'published', sha256: expect.stringMatching(/^[0-9a-f]{64}$/), url: `/v1/extension-bundles/${one.sha256}`, dev_mode: false });
   // The install's own extension token reads which bundle it runs (its install only).
   expect((await bundleOf(own.token, own.id)).body.data).toEqual(one);
+  // GraphQL answers the same, to the account and to the install's token.
+  const BUNDLE = 'query($id: UUID!) { extensionInstallBundle(id: $id) { installId extensionId versionId version status sha256 url devMode } }';
+  const camel = { installId: one.install_id, extensionId: one.extension_id, versionId: one.version_id, version: one.version, status: one.status, sha256: one.sha256, url: one.url, devMode: false };
+  for (const token of [owner.accessToken, own.token]) {
+    expect((await gql(t.url, BUNDLE, { id: own.id }, { authorization: `Bearer ${token}` })).body.data).toEqual({ extensionInstallBundle: camel });
+  }
+  const elsewhere = await gql(t.url, BUNDLE, { id: randomUUID() }, { authorization: `Bearer ${own.token}` });
+  expect(elsewhere.body.errors?.[0]).toEqual(expect.objectContaining({ message: 'Missing permission: extension-store:read', extensions: expect.objectContaining({ code: 'FORBIDDEN' }) }));
 
   // The bundle itself: no credential, cacheable for good, named by its content's hash.
   const served = await fetch(`${t.url}${one.url}`);

@@ -1,10 +1,10 @@
-/** GraphQL bindings of the extensions module: the access mutations, the install secret store and ratings (the domain shape is already camelCase). */
+/** GraphQL bindings of the extensions module: the access mutations, the install secret store, bundles and ratings (the domain shape is already camelCase). */
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
 import type { ExtensionsParts } from './rest';
 
-export function createExtensionsResolvers({ access, secrets, ratings }: Pick<ExtensionsParts, 'access' | 'secrets' | 'ratings'>): {
-  Query: Pick<QueryResolvers<GraphQLContext>, 'extensionInstallSecrets' | 'extensionSecret' | 'myExtensionRating'>;
+export function createExtensionsResolvers({ access, secrets, ratings, bundles }: Pick<ExtensionsParts, 'access' | 'secrets' | 'ratings' | 'bundles'>): {
+  Query: Pick<QueryResolvers<GraphQLContext>, 'extensionInstallSecrets' | 'extensionSecret' | 'myExtensionRating' | 'extensionInstallBundle'>;
   Mutation: Pick<
     MutationResolvers<GraphQLContext>,
     'grantExtensionAccess' | 'createExtensionAccessInvite' | 'setExtensionInstallSecret' | 'deleteExtensionInstallSecret' | 'rateExtension' | 'deleteExtensionRating'
@@ -15,6 +15,7 @@ export function createExtensionsResolvers({ access, secrets, ratings }: Pick<Ext
       extensionInstallSecrets: (_p, { installId }, context) => secrets.list(context.auth, installId),
       extensionSecret: (_p, { name }, context) => secrets.read(context.auth, name),
       myExtensionRating: (_p, { extensionId }, context) => ratings.mine(context.auth, extensionId),
+      extensionInstallBundle: (_p, { id }, context) => bundles.forInstall(context.auth, id),
     },
     Mutation: {
       grantExtensionAccess: (_p, { extensionId, userId }, context) => access.grantAccess(context.auth, extensionId, userId),
