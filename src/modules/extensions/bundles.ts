@@ -62,15 +62,20 @@ export function createBundles(deps: { knex: Knex; bus: Bus; log: Logger; develop
   return {
     /** extension_installs.ofExtension: tells every install of the extension which bundle it runs now (after an approval). */
     async announcePublished(extensionId: string): Promise<void> {
-      const chosen = await latestPublished(extensionId);
-      if (!chosen) return;
-      const installs = (await knex('extension_installs').where({ extension_id: extensionId }).select('id', 'extension_id')) as { id: string; extension_id: string }[];
-      for (const install of installs) {
-        const { installId, extensionId: extId, versionId, version, status, sha256, url, devMode } = describe(install, chosen, false);
-        const data = { install_id: installId, extension_id: extId, version_id: versionId, version, status, sha256, url, dev_mode: devMode };
-        await bus
-          .publish(`ext-storage:${install.id}`, JSON.stringify({ event_type: 'extension:updated', data }))
-          .catch((error: unknown) => log.warn({ err: error, installId: install.id }, 'extension update broadcast failed'));
+      // The approval has committed: a failure here is logged, never answered as a failed approval.
+      try {
+        const chosen = await latestPublished(extensionId);
+        if (!chosen) return;
+        const installs = (await knex('extension_installs').where({ extension_id: extensionId }).select('id', 'extension_id')) as { id: string; extension_id: string }[];
+        for (const install of installs) {
+          const { installId, extensionId: extId, versionId, version, status, sha256, url, devMode } = describe(install, chosen, false);
+          const data = { install_id: installId, extension_id: extId, version_id: versionId, version, status, sha256, url, dev_mode: devMode };
+          await bus
+            .publish(`ext-storage:${install.id}`, JSON.stringify({ event_type: 'extension:updated', data }))
+            .catch((error: unknown) => log.warn({ err: error, installId: install.id }, 'extension update broadcast failed'));
+        }
+      } catch (error) {
+        log.warn({ err: error, extensionId }, 'extension update broadcast failed');
       }
     },
 
