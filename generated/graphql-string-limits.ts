@@ -574,6 +574,19 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       }
     }
   ],
+  "Mutation.deleteExtensionInstallSecret": [
+    {
+      "path": [
+        "name"
+      ],
+      "maxLength": 100,
+      "message": "Secret name must be 1 to 100 letters, digits, _, . or -",
+      "field": {
+        "field": "name",
+        "message": "Secret name must be 1 to 100 letters, digits, _, . or -"
+      }
+    }
+  ],
   "Mutation.emitEvent": [
     {
       "path": [
@@ -749,6 +762,30 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       "field": {
         "field": "reply_to_message_id",
         "message": "reply_to_message_id must be 1 to 200 characters"
+      }
+    }
+  ],
+  "Mutation.setExtensionInstallSecret": [
+    {
+      "path": [
+        "name"
+      ],
+      "maxLength": 100,
+      "message": "Secret name must be 1 to 100 letters, digits, _, . or -",
+      "field": {
+        "field": "name",
+        "message": "Secret name must be 1 to 100 letters, digits, _, . or -"
+      }
+    },
+    {
+      "path": [
+        "value"
+      ],
+      "maxLength": 8192,
+      "message": "Secret value must be 1 to 8192 characters",
+      "field": {
+        "field": "value",
+        "message": "Secret value must be 1 to 8192 characters"
       }
     }
   ],
@@ -1375,6 +1412,19 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       "field": {
         "field": "to",
         "message": "to must be an RFC 3339 timestamp"
+      }
+    }
+  ],
+  "Query.extensionSecret": [
+    {
+      "path": [
+        "name"
+      ],
+      "maxLength": 100,
+      "message": "Secret name must be 1 to 100 letters, digits, _, . or -",
+      "field": {
+        "field": "name",
+        "message": "Secret name must be 1 to 100 letters, digits, _, . or -"
       }
     }
   ],

@@ -84,6 +84,14 @@ export type Query = {
   events: PaginatedEventResult;
   /** One stored event of the active account; REST GET /v1/events/{id}. */
   event: Event;
+  /** The names of an install's secrets, never their values, by name (Extension install not found); REST GET /v1/extension-installs/{id}/secrets. */
+  extensionInstallSecrets: Array<ExtensionSecret>;
+  /** One secret of the calling extension's install with its value: the install's lm_ext_ token only (Extension secret not found); REST GET /v1/extension/secrets/{name}. */
+  extensionSecret: ExtensionSecretValue;
+  /** Which bundle an install runs now (latest published; the developer's latest upload under extensionDevMode) and its immutable URL; the install's own extension token reads it too; REST GET /v1/extension-installs/{id}/bundle. */
+  extensionInstallBundle: ExtensionInstallBundle;
+  /** The caller's own rating of an extension (Rating not found); REST GET /v1/extensions/{id}/rating. */
+  myExtensionRating: ExtensionRating;
   /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
   notifications: NotificationPage;
   /** How many of the caller's notifications are unread; REST GET /v1/notifications/unread-count. */
@@ -226,6 +234,26 @@ export type QueryEventsArgs = {
 
 export type QueryEventArgs = {
   id: Scalars['UUID']['input'];
+};
+
+
+export type QueryExtensionInstallSecretsArgs = {
+  installId: Scalars['UUID']['input'];
+};
+
+
+export type QueryExtensionSecretArgs = {
+  name: Scalars['String']['input'];
+};
+
+
+export type QueryExtensionInstallBundleArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryMyExtensionRatingArgs = {
+  extensionId: Scalars['UUID']['input'];
 };
 
 
@@ -437,6 +465,14 @@ export type Mutation = {
   grantExtensionAccess: ExtensionAccessGrant;
   /** Create an access invite code for an extension (code shown once; first-party); REST POST /v1/developer/extensions/{id}/access-invites. */
   createExtensionAccessInvite: ExtensionAccessInvite;
+  /** Create or replace one secret of an install, sealed at rest; the answer has no value (at most 100 an install: Too many secrets for this install); REST PUT /v1/extension-installs/{id}/secrets/{name}. */
+  setExtensionInstallSecret: ExtensionSecret;
+  /** Delete one secret of an install (Extension install not found, Extension secret not found); REST DELETE /v1/extension-installs/{id}/secrets/{name}. */
+  deleteExtensionInstallSecret: Scalars['Boolean']['output'];
+  /** Rate an extension the active account installed, 1 to 5; one rating per user, replaced by a new one; REST PUT /v1/extensions/{id}/rating. */
+  rateExtension: ExtensionRating;
+  /** Withdraw the caller's rating (Rating not found); REST DELETE /v1/extensions/{id}/rating. */
+  deleteExtensionRating: Scalars['Boolean']['output'];
   /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
   notificationAction: Notification;
   /** Mark one notification read (idempotent); REST POST /v1/notifications/{id}/read. */
@@ -753,6 +789,30 @@ export type MutationGrantExtensionAccessArgs = {
 export type MutationCreateExtensionAccessInviteArgs = {
   extensionId: Scalars['UUID']['input'];
   input?: InputMaybe<CreateExtensionAccessInviteInput>;
+};
+
+
+export type MutationSetExtensionInstallSecretArgs = {
+  installId: Scalars['UUID']['input'];
+  name: Scalars['String']['input'];
+  value: Scalars['String']['input'];
+};
+
+
+export type MutationDeleteExtensionInstallSecretArgs = {
+  installId: Scalars['UUID']['input'];
+  name: Scalars['String']['input'];
+};
+
+
+export type MutationRateExtensionArgs = {
+  extensionId: Scalars['UUID']['input'];
+  rating: Scalars['Int']['input'];
+};
+
+
+export type MutationDeleteExtensionRatingArgs = {
+  extensionId: Scalars['UUID']['input'];
 };
 
 
@@ -1714,6 +1774,51 @@ export type CreateExtensionAccessInviteInput = {
   expiresAt?: InputMaybe<Scalars['String']['input']>;
   /** 1 to 10000; null or absent = unlimited. */
   maxUses?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A secret of an install as the account sees it (the value is never shown). */
+export type ExtensionSecret = {
+  __typename?: 'ExtensionSecret';
+  /** Letters, digits, _, . and -, at most 100 characters. */
+  name: Scalars['String']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** A secret as its install's extension reads it. */
+export type ExtensionSecretValue = {
+  __typename?: 'ExtensionSecretValue';
+  name: Scalars['String']['output'];
+  value: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** One user's rating of an extension. */
+export type ExtensionRating = {
+  __typename?: 'ExtensionRating';
+  extensionId: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  /** 1 to 5. */
+  rating: Scalars['Int']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** The bundle an install runs now, and where to load it. */
+export type ExtensionInstallBundle = {
+  __typename?: 'ExtensionInstallBundle';
+  installId: Scalars['UUID']['output'];
+  extensionId: Scalars['UUID']['output'];
+  versionId: Scalars['UUID']['output'];
+  version: Scalars['String']['output'];
+  /** The version's review state: draft, uploaded, pending_review, published or rejected. */
+  status: Scalars['String']['output'];
+  /** SHA-256 (hex) of the JSON text of the bundle's data. */
+  sha256: Scalars['String']['output'];
+  /** Relative URL of the immutable bundle: /v1/extension-bundles/{sha256}. */
+  url: Scalars['String']['output'];
+  /** True when the caller's extensionDevMode chose the latest upload over the review state. */
+  devMode: Scalars['Boolean']['output'];
 };
 
 /** An in-app notification; status is unread, read, accepted or declined. */
@@ -2801,6 +2906,10 @@ export type ResolversTypes = {
   ExtensionAccessGrant: ResolverTypeWrapper<ExtensionAccessGrant>;
   ExtensionAccessInvite: ResolverTypeWrapper<ExtensionAccessInvite>;
   CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
+  ExtensionSecret: ResolverTypeWrapper<ExtensionSecret>;
+  ExtensionSecretValue: ResolverTypeWrapper<ExtensionSecretValue>;
+  ExtensionRating: ResolverTypeWrapper<ExtensionRating>;
+  ExtensionInstallBundle: ResolverTypeWrapper<ExtensionInstallBundle>;
   Notification: ResolverTypeWrapper<Notification>;
   NotificationPage: ResolverTypeWrapper<NotificationPage>;
   NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
@@ -2958,6 +3067,10 @@ export type ResolversParentTypes = {
   ExtensionAccessGrant: ExtensionAccessGrant;
   ExtensionAccessInvite: ExtensionAccessInvite;
   CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
+  ExtensionSecret: ExtensionSecret;
+  ExtensionSecretValue: ExtensionSecretValue;
+  ExtensionRating: ExtensionRating;
+  ExtensionInstallBundle: ExtensionInstallBundle;
   Notification: Notification;
   NotificationPage: NotificationPage;
   NotificationPreference: NotificationPreference;
@@ -3094,6 +3207,10 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   developerVerificationStatus: Resolver<Maybe<ResolversTypes['DeveloperVerification']>, ParentType, ContextType>;
   events: Resolver<ResolversTypes['PaginatedEventResult'], ParentType, ContextType, Partial<QueryEventsArgs>>;
   event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
+  extensionInstallSecrets: Resolver<Array<ResolversTypes['ExtensionSecret']>, ParentType, ContextType, RequireFields<QueryExtensionInstallSecretsArgs, 'installId'>>;
+  extensionSecret: Resolver<ResolversTypes['ExtensionSecretValue'], ParentType, ContextType, RequireFields<QueryExtensionSecretArgs, 'name'>>;
+  extensionInstallBundle: Resolver<ResolversTypes['ExtensionInstallBundle'], ParentType, ContextType, RequireFields<QueryExtensionInstallBundleArgs, 'id'>>;
+  myExtensionRating: Resolver<ResolversTypes['ExtensionRating'], ParentType, ContextType, RequireFields<QueryMyExtensionRatingArgs, 'extensionId'>>;
   notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   notificationUnreadCount: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
@@ -3177,6 +3294,10 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   emitBotEvent: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<MutationEmitBotEventArgs, 'accountId' | 'eventType' | 'platform' | 'username' | 'raw'>>;
   grantExtensionAccess: Resolver<ResolversTypes['ExtensionAccessGrant'], ParentType, ContextType, RequireFields<MutationGrantExtensionAccessArgs, 'extensionId' | 'userId'>>;
   createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
+  setExtensionInstallSecret: Resolver<ResolversTypes['ExtensionSecret'], ParentType, ContextType, RequireFields<MutationSetExtensionInstallSecretArgs, 'installId' | 'name' | 'value'>>;
+  deleteExtensionInstallSecret: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteExtensionInstallSecretArgs, 'installId' | 'name'>>;
+  rateExtension: Resolver<ResolversTypes['ExtensionRating'], ParentType, ContextType, RequireFields<MutationRateExtensionArgs, 'extensionId' | 'rating'>>;
+  deleteExtensionRating: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteExtensionRatingArgs, 'extensionId'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
   markNotificationRead: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationMarkNotificationReadArgs, 'id'>>;
   markAllNotificationsRead: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -3626,6 +3747,37 @@ export type ExtensionAccessInviteResolvers<ContextType = GraphQLContext, ParentT
   expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   maxUses?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionSecretResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionSecret'] = ResolversParentTypes['ExtensionSecret']> = {
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionSecretValueResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionSecretValue'] = ResolversParentTypes['ExtensionSecretValue']> = {
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  value?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionRatingResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionRating'] = ResolversParentTypes['ExtensionRating']> = {
+  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  rating?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionInstallBundleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionInstallBundle'] = ResolversParentTypes['ExtensionInstallBundle']> = {
+  installId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  versionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sha256?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  devMode?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type NotificationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
@@ -4257,6 +4409,10 @@ export type Resolvers<ContextType = GraphQLContext> = {
   EmitEventResult?: EmitEventResultResolvers<ContextType>;
   ExtensionAccessGrant?: ExtensionAccessGrantResolvers<ContextType>;
   ExtensionAccessInvite?: ExtensionAccessInviteResolvers<ContextType>;
+  ExtensionSecret?: ExtensionSecretResolvers<ContextType>;
+  ExtensionSecretValue?: ExtensionSecretValueResolvers<ContextType>;
+  ExtensionRating?: ExtensionRatingResolvers<ContextType>;
+  ExtensionInstallBundle?: ExtensionInstallBundleResolvers<ContextType>;
   Notification?: NotificationResolvers<ContextType>;
   NotificationPage?: NotificationPageResolvers<ContextType>;
   NotificationPreference?: NotificationPreferenceResolvers<ContextType>;

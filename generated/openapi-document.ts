@@ -15798,6 +15798,91 @@ export const openapiDocument = {
         ]
       }
     },
+    "/extension-bundles/{sha256}": {
+      "get": {
+        "operationId": "extensionBundle",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "An uploaded extension bundle by the SHA-256 of its content (immutable; REST only, for iframes and caches).",
+        "description": "The bundle (`manifest` and `handler_code`, under `data`) of any uploaded version whose content hashes to\n`sha256`, as `GET /v1/extension-installs/{id}/bundle` names it. The content never changes\nunder a hash, so the answer carries `Cache-Control: public, max-age=31536000, immutable`\nand `ETag: \"<sha256>\"`; no credential is needed (an extension iframe loads it by URL), the\nhash being known only to those shown the install's bundle. 404 `Extension bundle not\nfound`.\n",
+        "x-auth": "public",
+        "parameters": [
+          {
+            "name": "sha256",
+            "in": "path",
+            "required": true,
+            "description": "64 lowercase hex digits.",
+            "schema": {
+              "type": "string",
+              "minLength": 64,
+              "maxLength": 64,
+              "pattern": "^[0-9a-f]{64}$",
+              "example": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The bundle.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string"
+                },
+                "description": "`public, max-age=31536000, immutable`."
+              },
+              "ETag": {
+                "schema": {
+                  "type": "string"
+                },
+                "description": "The quoted `sha256`."
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionBundle"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/extension-installs": {
       "get": {
         "operationId": "extensionInstalls",
@@ -16137,6 +16222,82 @@ export const openapiDocument = {
         }
       }
     },
+    "/extension-installs/{id}/bundle": {
+      "get": {
+        "operationId": "extensionInstallBundle",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Which bundle an install runs now, with its immutable, content-hashed URL.",
+        "description": "The version an install gets follows the review state: the extension's latest\n`published` version (an approved new version reaches every install without reinstalling);\nwhile none is published (a tester's install of an unpublished extension), the version\nthe install was made with. A user with `extension_dev_mode` on (`updateMe`) who develops\nthe extension (its developer profile, or a member of its team) gets the latest uploaded\nversion whatever its review state (`draft` uploads, versions pending review or rejected),\nwith `dev_mode: true`. `url` names the bundle by the SHA-256 of its content (`GET\n/v1/extension-bundles/{sha256}`), so it can be cached for good. The install's own\nextension token reads this too (`x-resource-grant: extension-install:own`). 404\n`Extension install not found`; 404 `Extension bundle not found` when no version of it\nhas an uploaded bundle.\n",
+        "x-permission": "extension-store:read",
+        "x-resource-grant": "extension-install:own",
+        "x-feature": "feature:extensions",
+        "x-graphql": "Query.extensionInstallBundle",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The bundle the install runs.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionInstallBundle"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/extension-installs/{id}/logs": {
       "get": {
         "operationId": "extensionInstallLogs",
@@ -16205,6 +16366,10 @@ export const openapiDocument = {
         "description": "The account-scoped secret store of one install: what the account's owner or an\nadministrator (or a popout holding `extension-store:configure`) stored for the\nextension to read with its own token (`GET /v1/extension/secrets/{name}`). Values are\nsealed at rest and write-only here: a read shows names and timestamps. A developer key\nis refused (it holds no account permission). 404 `Extension install not found`.\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
+        "x-graphql": "Query.extensionInstallSecrets",
+        "x-graphql-name": {
+          "id": "installId"
+        },
         "parameters": [
           {
             "name": "id",
@@ -16279,9 +16444,13 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Create or replace one secret of an install (write-only; the answer has no value).",
-        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`.\n",
+        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name\nmust be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to\n8192 characters`.\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
+        "x-graphql": "Mutation.setExtensionInstallSecret",
+        "x-graphql-name": {
+          "id": "installId"
+        },
         "parameters": [
           {
             "name": "id",
@@ -16314,6 +16483,7 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "value": {
+                    "x-error-message": "Secret value must be 1 to 8192 characters",
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 8192,
@@ -16385,6 +16555,10 @@ export const openapiDocument = {
         "description": "404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
+        "x-graphql": "Mutation.deleteExtensionInstallSecret",
+        "x-graphql-name": {
+          "id": "installId"
+        },
         "parameters": [
           {
             "name": "id",
@@ -16791,6 +16965,7 @@ export const openapiDocument = {
         "description": "The extension reads what the account stored for its install. Only the install's own\nextension token reaches this (`x-auth: extension`); every other credential, a user\nsession and a developer key included, gets 403 FORBIDDEN `This operation requires an\nextension token`. 404 `Extension secret not found`.\n",
         "x-auth": "extension",
         "x-feature": "feature:extensions",
+        "x-graphql": "Query.extensionSecret",
         "parameters": [
           {
             "$ref": "#/components/parameters/ExtensionSecretName"
@@ -16833,6 +17008,222 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/extensions/{id}/rating": {
+      "get": {
+        "operationId": "myExtensionRating",
+        "x-graphql-name": {
+          "id": "extensionId"
+        },
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The caller's own rating of an extension (404 `Rating not found`).",
+        "description": "The rating the calling user gave the extension, from any account (`extension-store:read`, `feature:extensions`). 404 `Rating not found`.",
+        "x-permission": "extension-store:read",
+        "x-feature": "feature:extensions",
+        "x-graphql": "Query.myExtensionRating",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionRatingResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "put": {
+        "operationId": "rateExtension",
+        "x-graphql-name": {
+          "id": "extensionId"
+        },
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Rate an extension installed in the active account (1 to 5; one rating per user, replaced by a new one).",
+        "description": "A user rates an extension their active account has installed: one rating per user\nwhatever the account, and rating again replaces it (the profile's `rating_avg` and\n`rating_count` follow at once). `rating` outside 1 to 5 gives 400 VALIDATION_ERROR `Rating\nmust be an integer from 1 to 5`. 404 `Extension not found`; 403 FORBIDDEN `Install this\nextension before rating it` when the active account has no install of it. A rating is a\nuser's: a key or token without a user (a service key, an extension token) gets 403\nFORBIDDEN `Only a user can rate an extension`.\n",
+        "x-permission": "extension-store:review",
+        "x-feature": "feature:extensions",
+        "x-graphql": "Mutation.rateExtension",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "rating"
+                ],
+                "properties": {
+                  "rating": {
+                    "x-error-message": "Rating must be an integer from 1 to 5",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 5
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionRatingResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteExtensionRating",
+        "x-graphql-name": {
+          "id": "extensionId"
+        },
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Withdraw the caller's rating of an extension (404 `Rating not found`).",
+        "description": "Removes the calling user's rating; the average and count follow (`extension-store:review`, `feature:extensions`). 404 `Rating not found`.",
+        "x-permission": "extension-store:review",
+        "x-feature": "feature:extensions",
+        "x-graphql": "Mutation.deleteExtensionRating",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -25436,6 +25827,7 @@ export const openapiDocument = {
         "required": true,
         "description": "Letters, digits, `_`, `.` and `-`, at most 100 characters.",
         "schema": {
+          "x-error-message": "Secret name must be 1 to 100 letters, digits, _, . or -",
           "type": "string",
           "minLength": 1,
           "maxLength": 100,
@@ -25712,6 +26104,25 @@ export const openapiDocument = {
                   "items": {
                     "$ref": "#/components/schemas/ExtensionLog"
                   }
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExtensionRatingResult": {
+        "description": "The rating.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/ExtensionRating"
                 }
               }
             }
@@ -29976,6 +30387,23 @@ export const openapiDocument = {
           }
         }
       },
+      "ExtensionBundle": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "An uploaded bundle, as its version's upload gave it.",
+        "required": [
+          "manifest",
+          "handler_code"
+        ],
+        "properties": {
+          "manifest": {
+            "$ref": "#/components/schemas/ExtensionManifest"
+          },
+          "handler_code": {
+            "type": "string"
+          }
+        }
+      },
       "ExtensionInstall": {
         "type": "object",
         "additionalProperties": false,
@@ -30055,6 +30483,61 @@ export const openapiDocument = {
           "updated_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "ExtensionInstallBundle": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "The bundle an install runs now, and where to load it.",
+        "required": [
+          "install_id",
+          "extension_id",
+          "version_id",
+          "version",
+          "status",
+          "sha256",
+          "url",
+          "dev_mode"
+        ],
+        "properties": {
+          "install_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "version_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "version": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "draft",
+              "uploaded",
+              "pending_review",
+              "published",
+              "rejected"
+            ],
+            "description": "The version's review state."
+          },
+          "sha256": {
+            "type": "string",
+            "description": "SHA-256 (hex) of the bundle's content."
+          },
+          "url": {
+            "type": "string",
+            "description": "Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`."
+          },
+          "dev_mode": {
+            "type": "boolean",
+            "description": "True when the caller's extension_dev_mode chose the latest uploaded version over the review state."
           }
         }
       },
@@ -30506,6 +30989,41 @@ export const openapiDocument = {
             "type": "string",
             "format": "date-time",
             "nullable": true
+          }
+        }
+      },
+      "ExtensionRating": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "One user's rating of an extension.",
+        "required": [
+          "extension_id",
+          "user_id",
+          "rating",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "rating": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 5
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       },

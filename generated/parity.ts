@@ -1033,6 +1033,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "deleteExtensionInstallSecret",
+    "method": "delete",
+    "path": "/v1/extension-installs/{id}/secrets/{name}",
+    "graphql": "Mutation.deleteExtensionInstallSecret",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    }
+  },
+  {
+    "operationId": "deleteExtensionRating",
+    "method": "delete",
+    "path": "/v1/extensions/{id}/rating",
+    "graphql": "Mutation.deleteExtensionRating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:review"
+        ]
+      },
+      "feature": "feature:extensions"
+    }
+  },
+  {
     "operationId": "deleteSettingPreset",
     "method": "delete",
     "path": "/v1/me/setting-presets/{id}",
@@ -1224,6 +1258,55 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "extensionInstallBundle",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/bundle",
+    "graphql": "Query.extensionInstallBundle",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions",
+      "resourceGrant": {
+        "grant": "extension-install:own",
+        "on": "id"
+      }
+    }
+  },
+  {
+    "operationId": "extensionInstallSecrets",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/secrets",
+    "graphql": "Query.extensionInstallSecrets",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    }
+  },
+  {
+    "operationId": "extensionSecret",
+    "method": "get",
+    "path": "/v1/extension/secrets/{name}",
+    "graphql": "Query.extensionSecret",
+    "gate": {
+      "auth": "extension",
+      "permissions": null,
+      "feature": "feature:extensions"
+    }
+  },
+  {
     "operationId": "grantExtensionAccess",
     "method": "post",
     "path": "/v1/developer/extensions/{id}/access",
@@ -1350,6 +1433,23 @@ export const twins: readonly Twin[] = [
       "auth": "first-party",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "myExtensionRating",
+    "method": "get",
+    "path": "/v1/extensions/{id}/rating",
+    "graphql": "Query.myExtensionRating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
     }
   },
   {
@@ -1592,6 +1692,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "rateExtension",
+    "method": "put",
+    "path": "/v1/extensions/{id}/rating",
+    "graphql": "Mutation.rateExtension",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:review"
+        ]
+      },
+      "feature": "feature:extensions"
+    }
+  },
+  {
     "operationId": "refreshPlatformUserProfile",
     "method": "post",
     "path": "/v1/chat/users/{platform}/{platform_user_id}/refresh",
@@ -1752,6 +1869,23 @@ export const twins: readonly Twin[] = [
       "auth": "first-party",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "setExtensionInstallSecret",
+    "method": "put",
+    "path": "/v1/extension-installs/{id}/secrets/{name}",
+    "graphql": "Mutation.setExtensionInstallSecret",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
     }
   },
   {
@@ -2223,6 +2357,7 @@ export const operationModules = {
   "deleteDeveloperTeamRole": "developer",
   "deleteExtensionInstallSecret": "extensions",
   "deleteExtensionInstallStorage": "extensions",
+  "deleteExtensionRating": "extensions",
   "deleteIdea": "ideas",
   "deleteIdeaCategory": "ideas",
   "deleteIdeaComment": "ideas",
@@ -2261,6 +2396,8 @@ export const operationModules = {
   "exchangeLoginCode": "signin",
   "exchangePopoutToken": "sessions",
   "extensionAnalytics": "extensions",
+  "extensionBundle": "extensions",
+  "extensionInstallBundle": "extensions",
   "extensionInstallLogs": "extensions",
   "extensionInstalls": "extensions",
   "extensionInstallSecrets": "extensions",
@@ -2299,6 +2436,7 @@ export const operationModules = {
   "myAuditLog": "audit",
   "myDeveloperApplication": "developer",
   "myDeveloperTeams": "developer",
+  "myExtensionRating": "extensions",
   "myPermissions": "tokens",
   "mySettingPresets": "presets",
   "myWatchlist": "stats",
@@ -2325,6 +2463,7 @@ export const operationModules = {
   "publicStreamMetadataHistory": "stats",
   "publicStreamSummary": "stats",
   "publishExtensionVersion": "extensions",
+  "rateExtension": "extensions",
   "refreshPlatformUserProfile": "chat",
   "refreshSession": "sessions",
   "rejectExtensionVersion": "extensions",
@@ -2437,6 +2576,10 @@ export const graphqlFieldModules = {
   "Query.developerVerificationStatus": "developer",
   "Query.events": "events",
   "Query.event": "events",
+  "Query.extensionInstallSecrets": "extensions",
+  "Query.extensionSecret": "extensions",
+  "Query.extensionInstallBundle": "extensions",
+  "Query.myExtensionRating": "extensions",
   "Query.notifications": "notifications",
   "Query.notificationUnreadCount": "notifications",
   "Query.notificationPreferences": "notifications",
@@ -2517,6 +2660,10 @@ export const graphqlFieldModules = {
   "Mutation.emitBotEvent": "events",
   "Mutation.grantExtensionAccess": "extensions",
   "Mutation.createExtensionAccessInvite": "extensions",
+  "Mutation.setExtensionInstallSecret": "extensions",
+  "Mutation.deleteExtensionInstallSecret": "extensions",
+  "Mutation.rateExtension": "extensions",
+  "Mutation.deleteExtensionRating": "extensions",
   "Mutation.notificationAction": "notifications",
   "Mutation.markNotificationRead": "notifications",
   "Mutation.markAllNotificationsRead": "notifications",
@@ -2619,6 +2766,9 @@ export type TwinShapes = [
   Serves<Query['developerVerificationStatus'], DomainResults['developerVerificationStatus'][DefaultStatus['developerVerificationStatus']]>,
   Serves<Mutation['exchangeLoginCode'], DomainResults['exchangeLoginCode'][DefaultStatus['exchangeLoginCode']]>,
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,
+  Serves<Query['extensionInstallBundle'], DomainResults['extensionInstallBundle'][DefaultStatus['extensionInstallBundle']]>,
+  Serves<Query['extensionInstallSecrets'], DomainResults['extensionInstallSecrets'][DefaultStatus['extensionInstallSecrets']]>,
+  Serves<Query['extensionSecret'], DomainResults['extensionSecret'][DefaultStatus['extensionSecret']]>,
   Serves<Mutation['issuePopoutWsToken'], DomainResults['issuePopoutWsToken'][DefaultStatus['issuePopoutWsToken']]>,
   Serves<Mutation['issueWsToken'], DomainResults['issueWsToken'][DefaultStatus['issueWsToken']]>,
   Serves<Mutation['markNotificationRead'], DomainResults['markNotificationRead'][DefaultStatus['markNotificationRead']]>,
@@ -2626,6 +2776,7 @@ export type TwinShapes = [
   Serves<Query['myAccounts'], DomainResults['myAccounts'][DefaultStatus['myAccounts']]>,
   Serves<Query['myAuditLog'], DomainResults['myAuditLog'][DefaultStatus['myAuditLog']]>,
   Serves<Query['myDeveloperApplication'], DomainResults['myDeveloperApplication'][DefaultStatus['myDeveloperApplication']]>,
+  Serves<Query['myExtensionRating'], DomainResults['myExtensionRating'][DefaultStatus['myExtensionRating']]>,
   Serves<Query['myPermissions'], DomainResults['myPermissions'][DefaultStatus['myPermissions']]>,
   Serves<Query['mySettingPresets'], DomainResults['mySettingPresets'][DefaultStatus['mySettingPresets']]>,
   Serves<Query['myWatchlist'], DomainResults['myWatchlist'][DefaultStatus['myWatchlist']]>,
@@ -2643,9 +2794,11 @@ export type TwinShapes = [
   Serves<Query['publicGames'], DomainResults['publicGames'][DefaultStatus['publicGames']]>,
   Serves<Query['publicStreamMetadataHistory'], DomainResults['publicStreamMetadataHistory'][DefaultStatus['publicStreamMetadataHistory']]>,
   Serves<Query['publicStreamSummary'], DomainResults['publicStreamSummary'][DefaultStatus['publicStreamSummary']]>,
+  Serves<Mutation['rateExtension'], DomainResults['rateExtension'][DefaultStatus['rateExtension']]>,
   Serves<Mutation['revokeDeveloperApiKey'], DomainResults['revokeDeveloperApiKey'][DefaultStatus['revokeDeveloperApiKey']]>,
   Serves<Query['searchPlatformUsers'], DomainResults['searchPlatformUsers'][DefaultStatus['searchPlatformUsers']]>,
   Serves<Query['sessions'], DomainResults['sessions'][DefaultStatus['sessions']]>,
+  Serves<Mutation['setExtensionInstallSecret'], DomainResults['setExtensionInstallSecret'][DefaultStatus['setExtensionInstallSecret']]>,
   Serves<Query['sound'], DomainResults['sound'][DefaultStatus['sound']]>,
   Serves<Query['sounds'], DomainResults['sounds'][DefaultStatus['sounds']]>,
   Serves<Mutation['stopSound'], DomainResults['stopSound'][DefaultStatus['stopSound']]>,

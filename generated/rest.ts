@@ -125,6 +125,7 @@ export type OperationId =
   | 'deleteDeveloperTeamRole'
   | 'deleteExtensionInstallSecret'
   | 'deleteExtensionInstallStorage'
+  | 'deleteExtensionRating'
   | 'deleteIdea'
   | 'deleteIdeaCategory'
   | 'deleteIdeaComment'
@@ -163,6 +164,8 @@ export type OperationId =
   | 'exchangeLoginCode'
   | 'exchangePopoutToken'
   | 'extensionAnalytics'
+  | 'extensionBundle'
+  | 'extensionInstallBundle'
   | 'extensionInstallLogs'
   | 'extensionInstalls'
   | 'extensionInstallSecrets'
@@ -201,6 +204,7 @@ export type OperationId =
   | 'myAuditLog'
   | 'myDeveloperApplication'
   | 'myDeveloperTeams'
+  | 'myExtensionRating'
   | 'myPermissions'
   | 'mySettingPresets'
   | 'myWatchlist'
@@ -227,6 +231,7 @@ export type OperationId =
   | 'publicStreamMetadataHistory'
   | 'publicStreamSummary'
   | 'publishExtensionVersion'
+  | 'rateExtension'
   | 'refreshPlatformUserProfile'
   | 'refreshSession'
   | 'rejectExtensionVersion'
@@ -573,6 +578,8 @@ export interface RestHandlers<Context> {
   deleteExtensionInstallSecret(request: RestRequest<'deleteExtensionInstallSecret'>, context: Context): Promise<RestResponse<'deleteExtensionInstallSecret'>>;
   /** DELETE /v1/extension-installs/{id}/storage/{key} */
   deleteExtensionInstallStorage(request: RestRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<RestResponse<'deleteExtensionInstallStorage'>>;
+  /** DELETE /v1/extensions/{id}/rating */
+  deleteExtensionRating(request: RestRequest<'deleteExtensionRating'>, context: Context): Promise<RestResponse<'deleteExtensionRating'>>;
   /** DELETE /v1/ideas/{id} */
   deleteIdea(request: RestRequest<'deleteIdea'>, context: Context): Promise<RestResponse<'deleteIdea'>>;
   /** DELETE /v1/ideas/categories/{id} */
@@ -649,6 +656,10 @@ export interface RestHandlers<Context> {
   exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics */
   extensionAnalytics(request: RestRequest<'extensionAnalytics'>, context: Context): Promise<RestResponse<'extensionAnalytics'>>;
+  /** GET /v1/extension-bundles/{sha256} */
+  extensionBundle(request: RestRequest<'extensionBundle'>, context: Context): Promise<RestResponse<'extensionBundle'>>;
+  /** GET /v1/extension-installs/{id}/bundle */
+  extensionInstallBundle(request: RestRequest<'extensionInstallBundle'>, context: Context): Promise<RestResponse<'extensionInstallBundle'>>;
   /** GET /v1/extension-installs/{id}/logs */
   extensionInstallLogs(request: RestRequest<'extensionInstallLogs'>, context: Context): Promise<RestResponse<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs */
@@ -725,6 +736,8 @@ export interface RestHandlers<Context> {
   myDeveloperApplication(request: RestRequest<'myDeveloperApplication'>, context: Context): Promise<RestResponse<'myDeveloperApplication'>>;
   /** GET /v1/developer/teams */
   myDeveloperTeams(request: RestRequest<'myDeveloperTeams'>, context: Context): Promise<RestResponse<'myDeveloperTeams'>>;
+  /** GET /v1/extensions/{id}/rating */
+  myExtensionRating(request: RestRequest<'myExtensionRating'>, context: Context): Promise<RestResponse<'myExtensionRating'>>;
   /** GET /v1/tokens/me */
   myPermissions(request: RestRequest<'myPermissions'>, context: Context): Promise<RestResponse<'myPermissions'>>;
   /** GET /v1/me/setting-presets */
@@ -777,6 +790,8 @@ export interface RestHandlers<Context> {
   publicStreamSummary(request: RestRequest<'publicStreamSummary'>, context: Context): Promise<RestResponse<'publicStreamSummary'>>;
   /** POST /v1/developer/extensions/{id}/versions/{version_id}/publish */
   publishExtensionVersion(request: RestRequest<'publishExtensionVersion'>, context: Context): Promise<RestResponse<'publishExtensionVersion'>>;
+  /** PUT /v1/extensions/{id}/rating */
+  rateExtension(request: RestRequest<'rateExtension'>, context: Context): Promise<RestResponse<'rateExtension'>>;
   /** POST /v1/chat/users/{platform}/{platform_user_id}/refresh */
   refreshPlatformUserProfile(request: RestRequest<'refreshPlatformUserProfile'>, context: Context): Promise<RestResponse<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh */
@@ -1062,6 +1077,7 @@ export interface DomainResults {
   deleteDeveloperTeamRole: { 200: Camelize<Wire<'deleteDeveloperTeamRole', 200>> };
   deleteExtensionInstallSecret: { 200: Camelize<Wire<'deleteExtensionInstallSecret', 200>> };
   deleteExtensionInstallStorage: { 200: Camelize<Wire<'deleteExtensionInstallStorage', 200>> };
+  deleteExtensionRating: { 200: Camelize<Wire<'deleteExtensionRating', 200>> };
   deleteIdea: { 200: Camelize<Wire<'deleteIdea', 200>> };
   deleteIdeaCategory: { 200: Camelize<Wire<'deleteIdeaCategory', 200>> };
   deleteIdeaComment: { 200: Camelize<Wire<'deleteIdeaComment', 200>> };
@@ -1100,6 +1116,8 @@ export interface DomainResults {
   exchangeLoginCode: { 200: Camelize<DataOf<Wire<'exchangeLoginCode', 200>>> };
   exchangePopoutToken: { 200: Camelize<DataOf<Wire<'exchangePopoutToken', 200>>> };
   extensionAnalytics: { 200: Camelize<DataOf<Wire<'extensionAnalytics', 200>>> };
+  extensionBundle: { 200: Camelize<DataOf<Wire<'extensionBundle', 200>>> };
+  extensionInstallBundle: { 200: Camelize<DataOf<Wire<'extensionInstallBundle', 200>>> };
   extensionInstallLogs: { 200: Camelize<DataOf<Wire<'extensionInstallLogs', 200>>> };
   extensionInstalls: { 200: Camelize<ItemOf<Wire<'extensionInstalls', 200>>>[] };
   extensionInstallSecrets: { 200: Camelize<DataOf<Wire<'extensionInstallSecrets', 200>>> };
@@ -1138,6 +1156,7 @@ export interface DomainResults {
   myAuditLog: { 200: Camelize<Wire<'myAuditLog', 200>> };
   myDeveloperApplication: { 200: Camelize<DataOf<Wire<'myDeveloperApplication', 200>>> };
   myDeveloperTeams: { 200: Camelize<ItemOf<Wire<'myDeveloperTeams', 200>>>[] };
+  myExtensionRating: { 200: Camelize<DataOf<Wire<'myExtensionRating', 200>>> };
   myPermissions: { 200: Camelize<DataOf<Wire<'myPermissions', 200>>> };
   mySettingPresets: { 200: Camelize<ItemOf<Wire<'mySettingPresets', 200>>>[] };
   myWatchlist: { 200: Camelize<DataOf<Wire<'myWatchlist', 200>>> };
@@ -1164,6 +1183,7 @@ export interface DomainResults {
   publicStreamMetadataHistory: { 200: Camelize<DataOf<Wire<'publicStreamMetadataHistory', 200>>> };
   publicStreamSummary: { 200: Camelize<DataOf<Wire<'publicStreamSummary', 200>>> };
   publishExtensionVersion: { 200: Camelize<DataOf<Wire<'publishExtensionVersion', 200>>> };
+  rateExtension: { 200: Camelize<DataOf<Wire<'rateExtension', 200>>> };
   refreshPlatformUserProfile: { 200: Camelize<Wire<'refreshPlatformUserProfile', 200>>; 429: Camelize<Wire<'refreshPlatformUserProfile', 429>> };
   refreshSession: { 200: Camelize<DataOf<Wire<'refreshSession', 200>>> };
   rejectExtensionVersion: { 200: Camelize<DataOf<Wire<'rejectExtensionVersion', 200>>> };
@@ -1361,6 +1381,7 @@ export interface DefaultStatus {
   deleteDeveloperTeamRole: 200;
   deleteExtensionInstallSecret: 200;
   deleteExtensionInstallStorage: 200;
+  deleteExtensionRating: 200;
   deleteIdea: 200;
   deleteIdeaCategory: 200;
   deleteIdeaComment: 200;
@@ -1399,6 +1420,8 @@ export interface DefaultStatus {
   exchangeLoginCode: 200;
   exchangePopoutToken: 200;
   extensionAnalytics: 200;
+  extensionBundle: 200;
+  extensionInstallBundle: 200;
   extensionInstallLogs: 200;
   extensionInstalls: 200;
   extensionInstallSecrets: 200;
@@ -1437,6 +1460,7 @@ export interface DefaultStatus {
   myAuditLog: 200;
   myDeveloperApplication: 200;
   myDeveloperTeams: 200;
+  myExtensionRating: 200;
   myPermissions: 200;
   mySettingPresets: 200;
   myWatchlist: 200;
@@ -1463,6 +1487,7 @@ export interface DefaultStatus {
   publicStreamMetadataHistory: 200;
   publicStreamSummary: 200;
   publishExtensionVersion: 200;
+  rateExtension: 200;
   refreshPlatformUserProfile: 200;
   refreshSession: 200;
   rejectExtensionVersion: 200;
@@ -1786,6 +1811,8 @@ export interface RestOperations<Context> {
   deleteExtensionInstallSecret(request: DomainRequest<'deleteExtensionInstallSecret'>, context: Context): Promise<DomainResult<'deleteExtensionInstallSecret'>>;
   /** DELETE /v1/extension-installs/{id}/storage/{key} (bare) */
   deleteExtensionInstallStorage(request: DomainRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<DomainResult<'deleteExtensionInstallStorage'>>;
+  /** DELETE /v1/extensions/{id}/rating (bare) */
+  deleteExtensionRating(request: DomainRequest<'deleteExtensionRating'>, context: Context): Promise<DomainResult<'deleteExtensionRating'>>;
   /** DELETE /v1/ideas/{id} (bare) */
   deleteIdea(request: DomainRequest<'deleteIdea'>, context: Context): Promise<DomainResult<'deleteIdea'>>;
   /** DELETE /v1/ideas/categories/{id} (bare) */
@@ -1862,6 +1889,10 @@ export interface RestOperations<Context> {
   exchangePopoutToken(request: DomainRequest<'exchangePopoutToken'>, context: Context): Promise<DomainResult<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics (data) */
   extensionAnalytics(request: DomainRequest<'extensionAnalytics'>, context: Context): Promise<DomainResult<'extensionAnalytics'>>;
+  /** GET /v1/extension-bundles/{sha256} (data) */
+  extensionBundle(request: DomainRequest<'extensionBundle'>, context: Context): Promise<DomainResult<'extensionBundle'>>;
+  /** GET /v1/extension-installs/{id}/bundle (data) */
+  extensionInstallBundle(request: DomainRequest<'extensionInstallBundle'>, context: Context): Promise<DomainResult<'extensionInstallBundle'>>;
   /** GET /v1/extension-installs/{id}/logs (data) */
   extensionInstallLogs(request: DomainRequest<'extensionInstallLogs'>, context: Context): Promise<DomainResult<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs (collection) */
@@ -1938,6 +1969,8 @@ export interface RestOperations<Context> {
   myDeveloperApplication(request: DomainRequest<'myDeveloperApplication'>, context: Context): Promise<DomainResult<'myDeveloperApplication'>>;
   /** GET /v1/developer/teams (collection) */
   myDeveloperTeams(request: DomainRequest<'myDeveloperTeams'>, context: Context): Promise<DomainResult<'myDeveloperTeams'>>;
+  /** GET /v1/extensions/{id}/rating (data) */
+  myExtensionRating(request: DomainRequest<'myExtensionRating'>, context: Context): Promise<DomainResult<'myExtensionRating'>>;
   /** GET /v1/tokens/me (single) */
   myPermissions(request: DomainRequest<'myPermissions'>, context: Context): Promise<DomainResult<'myPermissions'>>;
   /** GET /v1/me/setting-presets (collection) */
@@ -1990,6 +2023,8 @@ export interface RestOperations<Context> {
   publicStreamSummary(request: DomainRequest<'publicStreamSummary'>, context: Context): Promise<DomainResult<'publicStreamSummary'>>;
   /** POST /v1/developer/extensions/{id}/versions/{version_id}/publish (single) */
   publishExtensionVersion(request: DomainRequest<'publishExtensionVersion'>, context: Context): Promise<DomainResult<'publishExtensionVersion'>>;
+  /** PUT /v1/extensions/{id}/rating (data) */
+  rateExtension(request: DomainRequest<'rateExtension'>, context: Context): Promise<DomainResult<'rateExtension'>>;
   /** POST /v1/chat/users/{platform}/{platform_user_id}/refresh (bare) */
   refreshPlatformUserProfile(request: DomainRequest<'refreshPlatformUserProfile'>, context: Context): Promise<DomainResult<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh (data) */
@@ -6538,7 +6573,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:extensions"
     },
-    "graphql": null,
+    "graphql": "Mutation.deleteExtensionInstallSecret",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -6582,6 +6617,45 @@ export const routes: readonly RouteSpec[] = [
       }
     },
     "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "deleteExtensionRating",
+    "method": "delete",
+    "path": "/v1/extensions/{id}/rating",
+    "expressPath": "/v1/extensions/:id/rating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:review"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": "Mutation.deleteExtensionRating",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -7943,6 +8017,78 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": false
   },
   {
+    "operationId": "extensionBundle",
+    "method": "get",
+    "path": "/v1/extension-bundles/{sha256}",
+    "expressPath": "/v1/extension-bundles/:sha256",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "extensionInstallBundle",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/bundle",
+    "expressPath": "/v1/extension-installs/:id/bundle",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions",
+      "resourceGrant": {
+        "grant": "extension-install:own",
+        "on": "id"
+      }
+    },
+    "graphql": "Query.extensionInstallBundle",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
     "operationId": "extensionInstallLogs",
     "method": "get",
     "path": "/v1/extension-installs/{id}/logs",
@@ -8033,7 +8179,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:extensions"
     },
-    "graphql": null,
+    "graphql": "Query.extensionInstallSecrets",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -8189,7 +8335,7 @@ export const routes: readonly RouteSpec[] = [
       "permissions": null,
       "feature": "feature:extensions"
     },
-    "graphql": null,
+    "graphql": "Query.extensionSecret",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -9245,6 +9391,44 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": false
   },
   {
+    "operationId": "myExtensionRating",
+    "method": "get",
+    "path": "/v1/extensions/{id}/rating",
+    "expressPath": "/v1/extensions/:id/rating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": "Query.myExtensionRating",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
     "operationId": "myPermissions",
     "method": "get",
     "path": "/v1/tokens/me",
@@ -10089,6 +10273,45 @@ export const routes: readonly RouteSpec[] = [
     "envelope": {
       "kind": "single",
       "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "rateExtension",
+    "method": "put",
+    "path": "/v1/extensions/{id}/rating",
+    "expressPath": "/v1/extensions/:id/rating",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:review"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": "Mutation.rateExtension",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
     },
     "paging": null,
     "defaultStatus": 200,
@@ -10991,7 +11214,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:extensions"
     },
-    "graphql": null,
+    "graphql": "Mutation.setExtensionInstallSecret",
     "internal": false,
     "responses": {
       "200": "application/json",

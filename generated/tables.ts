@@ -408,6 +408,14 @@ export const tables = {
     created_at: 'timestamp',
     refunded_at: { type: 'timestamp', nullable: true },
   },
+  extension_ratings: {
+    extension_id: 'uuid',
+    user_id: 'uuid',
+    account_id: { type: 'uuid', nullable: true },
+    rating: 'integer',
+    created_at: 'timestamp',
+    updated_at: 'timestamp',
+  },
   extension_screenshots: {
     id: 'uuid',
     extension_id: 'uuid',
@@ -451,6 +459,7 @@ export const tables = {
     reviewed_at: { type: 'timestamp', nullable: true },
     submitted_at: { type: 'timestamp', nullable: true },
     submitted_by: { type: 'uuid', nullable: true },
+    bundle_sha256: { type: 'text', nullable: true },
   },
   extensions: {
     id: 'uuid',
@@ -467,8 +476,6 @@ export const tables = {
     pricing_amount: { type: 'integer', nullable: true },
     pricing_currency: { type: 'text', nullable: true },
     status: 'text',
-    rating_count: 'integer',
-    rating_sum: 'integer',
     published_at: { type: 'timestamp', nullable: true },
     created_at: 'timestamp',
     updated_at: 'timestamp',

@@ -158,7 +158,7 @@ export const wsDocument = {
     "extStorage": {
       "address": "ext-storage:{install_id}",
       "title": "Extension storage",
-      "description": "Storage changes of one extension install.",
+      "description": "Storage changes of one extension install, and the news that it runs another bundle (`extension:updated`).",
       "parameters": {
         "install_id": {
           "description": "The extension install id."
@@ -167,6 +167,9 @@ export const wsDocument = {
       "messages": {
         "extStorageUpdate": {
           "$ref": "#/components/messages/extStorageUpdate"
+        },
+        "extUpdated": {
+          "$ref": "#/components/messages/extUpdated"
         }
       },
       "x-gate": {
@@ -627,6 +630,9 @@ export const wsDocument = {
       "messages": [
         {
           "$ref": "#/channels/extStorage/messages/extStorageUpdate"
+        },
+        {
+          "$ref": "#/channels/extStorage/messages/extUpdated"
         }
       ]
     },
@@ -1139,6 +1145,42 @@ export const wsDocument = {
               "type": "string"
             },
             "data": {},
+            "cursor": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            }
+          }
+        }
+      },
+      "extUpdated": {
+        "name": "event",
+        "title": "Extension updated",
+        "summary": "Sent on ext-storage:{install_id} of every install of an extension when an operator approves a new version of it (the version installs run follows the review state): `event_type` `extension:updated`, `data` the install's bundle as `GET /v1/extension-installs/{id}/bundle` answers it without extension_dev_mode, so the page reloads from `url`.",
+        "x-direction": "server",
+        "payload": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "type",
+            "channel",
+            "event_type",
+            "data"
+          ],
+          "properties": {
+            "type": {
+              "const": "event"
+            },
+            "channel": {
+              "type": "string"
+            },
+            "event_type": {
+              "const": "extension:updated"
+            },
+            "data": {
+              "$ref": "#/components/schemas/ExtensionUpdatedData"
+            },
             "cursor": {
               "type": "string",
               "minLength": 1,
@@ -2281,6 +2323,51 @@ export const wsDocument = {
           "created_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "ExtensionUpdatedData": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).",
+        "required": [
+          "install_id",
+          "extension_id",
+          "version_id",
+          "version",
+          "status",
+          "sha256",
+          "url",
+          "dev_mode"
+        ],
+        "properties": {
+          "install_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "version_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "version": {
+            "type": "string"
+          },
+          "status": {
+            "const": "published"
+          },
+          "sha256": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$"
+          },
+          "url": {
+            "type": "string"
+          },
+          "dev_mode": {
+            "const": false
           }
         }
       },

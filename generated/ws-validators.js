@@ -2005,8 +2005,9 @@ validate19.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateHistoryUpdate = validate20;
-const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateExtUpdated = validate20;
+const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).","required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"],"properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string"},"dev_mode":{"const":false}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const pattern0 = new RegExp("^[0-9a-f]{64}$", "u");
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2014,7 +2015,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.event_type === undefined) && (missing0 = "event_type"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -2053,10 +2054,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
-let data2 = data.event_type;
 const _errs5 = errors;
-if(!((data2 === "history:session_started") || (data2 === "history:session_updated"))){
-validate20.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema21.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+if("extension:updated" !== data.event_type){
+validate20.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "extension:updated"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2071,101 +2071,127 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.platform === undefined) && (missing1 = "platform"))) || ((data3.platform_channel_id === undefined) && (missing1 = "platform_channel_id"))) || ((data3.stream_id === undefined) && (missing1 = "stream_id"))) || ((data3.title === undefined) && (missing1 = "title"))) || ((data3.category === undefined) && (missing1 = "category"))) || ((data3.updates === undefined) && (missing1 = "updates"))) || ((data3.started_at === undefined) && (missing1 = "started_at"))) || ((data3.ended_at === undefined) && (missing1 = "ended_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+if(((((((((data3.install_id === undefined) && (missing1 = "install_id")) || ((data3.extension_id === undefined) && (missing1 = "extension_id"))) || ((data3.version_id === undefined) && (missing1 = "version_id"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.sha256 === undefined) && (missing1 = "sha256"))) || ((data3.url === undefined) && (missing1 = "url"))) || ((data3.dev_mode === undefined) && (missing1 = "dev_mode"))){
 validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data3.id !== undefined){
-let data4 = data3.id;
 const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
+for(const key1 in data3){
+if(!((((((((key1 === "install_id") || (key1 === "extension_id")) || (key1 === "version_id")) || (key1 === "version")) || (key1 === "status")) || (key1 === "sha256")) || (key1 === "url")) || (key1 === "dev_mode"))){
+validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.install_id !== undefined){
+let data4 = data3.install_id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate20.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate20.errors = [{instancePath:instancePath+"/data/install_id",schemaPath:"#/properties/data/properties/install_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/data/install_id",schemaPath:"#/properties/data/properties/install_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid1 = _errs8 === errors;
+var valid1 = _errs9 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
-const _errs10 = errors;
-if(errors === _errs10){
-if(errors === _errs10){
+if(data3.extension_id !== undefined){
+let data5 = data3.extension_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!(formats2.test(data5))){
-validate20.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate20.errors = [{instancePath:instancePath+"/data/extension_id",schemaPath:"#/properties/data/properties/extension_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate20.errors = [{instancePath:instancePath+"/data/extension_id",schemaPath:"#/properties/data/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid1 = _errs10 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.platform !== undefined){
-const _errs12 = errors;
-if(typeof data3.platform !== "string"){
-validate20.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs12 === errors;
+var valid1 = _errs11 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.platform_channel_id !== undefined){
-let data7 = data3.platform_channel_id;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate20.errors = [{instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema21.properties.data.properties.platform_channel_id.type},message:"must be string,null"}];
+if(data3.version_id !== undefined){
+let data6 = data3.version_id;
+const _errs13 = errors;
+if(errors === _errs13){
+if(errors === _errs13){
+if(typeof data6 === "string"){
+if(!(formats2.test(data6))){
+validate20.errors = [{instancePath:instancePath+"/data/version_id",schemaPath:"#/properties/data/properties/version_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
-var valid1 = _errs14 === errors;
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/version_id",schemaPath:"#/properties/data/properties/version_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs13 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.stream_id !== undefined){
-let data8 = data3.stream_id;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate20.errors = [{instancePath:instancePath+"/data/stream_id",schemaPath:"#/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema21.properties.data.properties.stream_id.type},message:"must be string,null"}];
+if(data3.version !== undefined){
+const _errs15 = errors;
+if(typeof data3.version !== "string"){
+validate20.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid1 = _errs16 === errors;
+var valid1 = _errs15 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.title !== undefined){
-let data9 = data3.title;
+if(data3.status !== undefined){
+const _errs17 = errors;
+if("published" !== data3.status){
+validate20.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/const",keyword:"const",params:{allowedValue: "published"},message:"must be equal to constant"}];
+return false;
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.sha256 !== undefined){
+let data9 = data3.sha256;
 const _errs18 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate20.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: schema21.properties.data.properties.title.type},message:"must be string,null"}];
+if(errors === _errs18){
+if(typeof data9 === "string"){
+if(!pattern0.test(data9)){
+validate20.errors = [{instancePath:instancePath+"/data/sha256",schemaPath:"#/properties/data/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
+}
+}
+else {
+validate20.errors = [{instancePath:instancePath+"/data/sha256",schemaPath:"#/properties/data/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid1 = _errs18 === errors;
 }
@@ -2173,11 +2199,10 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.category !== undefined){
-let data10 = data3.category;
+if(data3.url !== undefined){
 const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate20.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/type",keyword:"type",params:{type: schema21.properties.data.properties.category.type},message:"must be string,null"}];
+if(typeof data3.url !== "string"){
+validate20.errors = [{instancePath:instancePath+"/data/url",schemaPath:"#/properties/data/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs20 === errors;
@@ -2186,96 +2211,16 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.updates !== undefined){
-let data11 = data3.updates;
+if(data3.dev_mode !== undefined){
 const _errs22 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate20.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(false !== data3.dev_mode){
+validate20.errors = [{instancePath:instancePath+"/data/dev_mode",schemaPath:"#/properties/data/properties/dev_mode/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"}];
 return false;
-}
-if(errors === _errs22){
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-validate20.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
 }
 var valid1 = _errs22 === errors;
 }
 else {
 var valid1 = true;
-}
-if(valid1){
-if(data3.started_at !== undefined){
-let data12 = data3.started_at;
-const _errs24 = errors;
-if(errors === _errs24){
-if(errors === _errs24){
-if(typeof data12 === "string"){
-if(!(formats0.validate(data12))){
-validate20.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs24 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.ended_at !== undefined){
-let data13 = data3.ended_at;
-const _errs26 = errors;
-if((typeof data13 !== "string") && (data13 !== null)){
-validate20.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema21.properties.data.properties.ended_at.type},message:"must be string,null"}];
-return false;
-}
-if(errors === _errs26){
-if(errors === _errs26){
-if(typeof data13 === "string"){
-if(!(formats0.validate(data13))){
-validate20.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-}
-}
-var valid1 = _errs26 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.updated_at !== undefined){
-let data14 = data3.updated_at;
-const _errs28 = errors;
-if(errors === _errs28){
-if(errors === _errs28){
-if(typeof data14 === "string"){
-if(!(formats0.validate(data14))){
-validate20.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs28 === errors;
-}
-else {
-var valid1 = true;
-}
-}
 }
 }
 }
@@ -2299,16 +2244,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data15 = data.cursor;
-const _errs30 = errors;
-if(errors === _errs30){
-if(typeof data15 === "string"){
-if(func2(data15) > 128){
+let data12 = data.cursor;
+const _errs23 = errors;
+if(errors === _errs23){
+if(typeof data12 === "string"){
+if(func2(data12) > 128){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data15) < 1){
+if(func2(data12) < 1){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2319,7 +2264,7 @@ validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs30 === errors;
+var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
@@ -2340,8 +2285,8 @@ validate20.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateIdeaChange = validate21;
-const schema22 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateHistoryUpdate = validate21;
+const schema22 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2390,7 +2335,7 @@ if(valid0){
 if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs5 = errors;
-if(!((((data2 === "idea:created") || (data2 === "idea:updated")) || (data2 === "idea:status_changed")) || (data2 === "idea:voted"))){
+if(!((data2 === "history:session_started") || (data2 === "history:session_updated"))){
 validate21.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema22.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -2406,7 +2351,7 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.id === undefined) && (missing1 = "id")){
+if((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.platform === undefined) && (missing1 = "platform"))) || ((data3.platform_channel_id === undefined) && (missing1 = "platform_channel_id"))) || ((data3.stream_id === undefined) && (missing1 = "stream_id"))) || ((data3.title === undefined) && (missing1 = "title"))) || ((data3.category === undefined) && (missing1 = "category"))) || ((data3.updates === undefined) && (missing1 = "updates"))) || ((data3.started_at === undefined) && (missing1 = "started_at"))) || ((data3.ended_at === undefined) && (missing1 = "ended_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
 validate21.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -2434,11 +2379,22 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.title !== undefined){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
 const _errs10 = errors;
-if(typeof data3.title !== "string"){
-validate21.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs10){
+if(errors === _errs10){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate21.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
 }
 var valid1 = _errs10 === errors;
 }
@@ -2446,10 +2402,10 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.status !== undefined){
+if(data3.platform !== undefined){
 const _errs12 = errors;
-if(typeof data3.status !== "string"){
-validate21.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data3.platform !== "string"){
+validate21.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -2458,16 +2414,153 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.my_vote !== undefined){
+if(data3.platform_channel_id !== undefined){
+let data7 = data3.platform_channel_id;
 const _errs14 = errors;
-if(data3.my_vote !== null){
-validate21.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
+if((typeof data7 !== "string") && (data7 !== null)){
+validate21.errors = [{instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema22.properties.data.properties.platform_channel_id.type},message:"must be string,null"}];
 return false;
 }
 var valid1 = _errs14 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
+if(data3.stream_id !== undefined){
+let data8 = data3.stream_id;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate21.errors = [{instancePath:instancePath+"/data/stream_id",schemaPath:"#/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema22.properties.data.properties.stream_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.title !== undefined){
+let data9 = data3.title;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate21.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: schema22.properties.data.properties.title.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.category !== undefined){
+let data10 = data3.category;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate21.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/type",keyword:"type",params:{type: schema22.properties.data.properties.category.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updates !== undefined){
+let data11 = data3.updates;
+const _errs22 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+validate21.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs22){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+validate21.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.started_at !== undefined){
+let data12 = data3.started_at;
+const _errs24 = errors;
+if(errors === _errs24){
+if(errors === _errs24){
+if(typeof data12 === "string"){
+if(!(formats0.validate(data12))){
+validate21.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs24 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.ended_at !== undefined){
+let data13 = data3.ended_at;
+const _errs26 = errors;
+if((typeof data13 !== "string") && (data13 !== null)){
+validate21.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema22.properties.data.properties.ended_at.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs26){
+if(errors === _errs26){
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+validate21.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data14 = data3.updated_at;
+const _errs28 = errors;
+if(errors === _errs28){
+if(errors === _errs28){
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+validate21.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs28 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -2486,16 +2579,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data8 = data.cursor;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data8 === "string"){
-if(func2(data8) > 128){
+let data15 = data.cursor;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data15 === "string"){
+if(func2(data15) > 128){
 validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data8) < 1){
+if(func2(data15) < 1){
 validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2506,7 +2599,7 @@ validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs30 === errors;
 }
 else {
 var valid0 = true;
@@ -2527,8 +2620,8 @@ validate21.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateIdeaDeleted = validate22;
-const schema23 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateIdeaChange = validate22;
+const schema23 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2575,9 +2668,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if("idea:deleted" !== data.event_type){
-validate22.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"}];
+if(!((((data2 === "idea:created") || (data2 === "idea:updated")) || (data2 === "idea:status_changed")) || (data2 === "idea:voted"))){
+validate22.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema23.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2614,6 +2708,49 @@ return false;
 }
 }
 }
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.title !== undefined){
+const _errs10 = errors;
+if(typeof data3.title !== "string"){
+validate22.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.status !== undefined){
+const _errs12 = errors;
+if(typeof data3.status !== "string"){
+validate22.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.my_vote !== undefined){
+const _errs14 = errors;
+if(data3.my_vote !== null){
+validate22.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
 }
 }
 }
@@ -2629,16 +2766,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data5 = data.cursor;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data5 === "string"){
-if(func2(data5) > 128){
+let data8 = data.cursor;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data8 === "string"){
+if(func2(data8) > 128){
 validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data5) < 1){
+if(func2(data8) < 1){
 validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2649,7 +2786,7 @@ validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
@@ -2670,8 +2807,8 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateLoginAssignmentUpdate = validate23;
-const schema24 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateIdeaDeleted = validate23;
+const schema24 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2718,10 +2855,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
-let data2 = data.event_type;
 const _errs5 = errors;
-if(!((data2 === "login-assignment:assigned") || (data2 === "login-assignment:removed"))){
-validate23.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema24.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+if("idea:deleted" !== data.event_type){
+validate23.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2736,25 +2872,16 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((((data3.id === undefined) && (missing1 = "id")) || ((data3.provider === undefined) && (missing1 = "provider"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.at === undefined) && (missing1 = "at"))){
+if((data3.id === undefined) && (missing1 = "id")){
 validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!((((key1 === "id") || (key1 === "provider")) || (key1 === "status")) || (key1 === "at"))){
-validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
 if(data3.id !== undefined){
 let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
 validate23.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -2764,62 +2891,6 @@ return false;
 else {
 validate23.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.provider !== undefined){
-const _errs11 = errors;
-if(typeof data3.provider !== "string"){
-validate23.errors = [{instancePath:instancePath+"/data/provider",schemaPath:"#/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.status !== undefined){
-let data6 = data3.status;
-const _errs13 = errors;
-if(!((data6 === "assigned") || (data6 === "removed"))){
-validate23.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema24.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.at !== undefined){
-let data7 = data3.at;
-const _errs14 = errors;
-if(errors === _errs14){
-if(errors === _errs14){
-if(typeof data7 === "string"){
-if(!(formats0.validate(data7))){
-validate23.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate23.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs14 === errors;
-}
-else {
-var valid1 = true;
-}
 }
 }
 }
@@ -2838,16 +2909,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data8 = data.cursor;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data8 === "string"){
-if(func2(data8) > 128){
+let data5 = data.cursor;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data5 === "string"){
+if(func2(data5) > 128){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data8) < 1){
+if(func2(data5) < 1){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2858,7 +2929,7 @@ validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
@@ -2879,8 +2950,8 @@ validate23.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicNowPlaying = validate24;
-const schema25 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateLoginAssignmentUpdate = validate24;
+const schema25 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2888,14 +2959,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2904,8 +2975,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("music_platform:now-playing" !== data.type){
-validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
+if("event" !== data.type){
+validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2914,11 +2985,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
+if(data.channel !== undefined){
 const _errs3 = errors;
-if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(typeof data.channel !== "string"){
+validate24.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -2927,17 +2997,137 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cursor !== undefined){
-let data2 = data.cursor;
+if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
+if(!((data2 === "login-assignment:assigned") || (data2 === "login-assignment:removed"))){
+validate24.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema25.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if(((((data3.id === undefined) && (missing1 = "id")) || ((data3.provider === undefined) && (missing1 = "provider"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.at === undefined) && (missing1 = "at"))){
+validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!((((key1 === "id") || (key1 === "provider")) || (key1 === "status")) || (key1 === "at"))){
+validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.provider !== undefined){
+const _errs11 = errors;
+if(typeof data3.provider !== "string"){
+validate24.errors = [{instancePath:instancePath+"/data/provider",schemaPath:"#/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.status !== undefined){
+let data6 = data3.status;
+const _errs13 = errors;
+if(!((data6 === "assigned") || (data6 === "removed"))){
+validate24.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema25.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.at !== undefined){
+let data7 = data3.at;
+const _errs14 = errors;
+if(errors === _errs14){
+if(errors === _errs14){
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+validate24.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data8 = data.cursor;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data8 === "string"){
+if(func2(data8) > 128){
 validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
+if(func2(data8) < 1){
 validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2948,10 +3138,12 @@ validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+}
 }
 }
 }
@@ -2967,8 +3159,8 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlaySettingsUpdate = validate25;
-const schema26 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateMusicNowPlaying = validate25;
+const schema26 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2976,14 +3168,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
 validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
 validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2992,8 +3184,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("event" !== data.type){
-validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("music_platform:now-playing" !== data.type){
+validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3002,10 +3194,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate25.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -3014,210 +3207,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("overlay:update" !== data.event_type){
-validate25.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data3.id !== undefined){
-let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate25.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
-const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-validate25.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.name !== undefined){
-const _errs13 = errors;
-if(typeof data3.name !== "string"){
-validate25.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.settings !== undefined){
-let data7 = data3.settings;
-const _errs15 = errors;
-if(errors === _errs15){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-let data8 = data3.version;
-const _errs18 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate25.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs18){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-validate25.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.created_at !== undefined){
-let data9 = data3.created_at;
-const _errs20 = errors;
-if(errors === _errs20){
-if(errors === _errs20){
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-validate25.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs20 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.updated_at !== undefined){
-let data10 = data3.updated_at;
-const _errs22 = errors;
-if(errors === _errs22){
-if(errors === _errs22){
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-validate25.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs22 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data11 = data.cursor;
-const _errs24 = errors;
-if(errors === _errs24){
-if(typeof data11 === "string"){
-if(func2(data11) > 128){
+let data2 = data.cursor;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
 validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data11) < 1){
+if(func2(data2) < 1){
 validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3228,12 +3228,10 @@ validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-}
 }
 }
 }
@@ -3249,8 +3247,8 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlayUpdate = validate26;
-const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateOverlaySettingsUpdate = validate26;
+const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3298,8 +3296,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("overlay:update" !== data.event_type){
+validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3308,17 +3306,198 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate26.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate26.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.name !== undefined){
+const _errs13 = errors;
+if(typeof data3.name !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.settings !== undefined){
+let data7 = data3.settings;
+const _errs15 = errors;
+if(errors === _errs15){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.version !== undefined){
+let data8 = data3.version;
+const _errs18 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate26.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs18){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+validate26.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data9 = data3.created_at;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+validate26.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data10 = data3.updated_at;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+validate26.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data11 = data.cursor;
+const _errs24 = errors;
+if(errors === _errs24){
+if(typeof data11 === "string"){
+if(func2(data11) > 128){
 validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data11) < 1){
 validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3329,10 +3508,11 @@ validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -3349,8 +3529,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePing = validate27;
-const schema28 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
+exports.validateOverlayUpdate = validate27;
+const schema28 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3358,14 +3538,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "type")){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate27.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3373,9 +3553,68 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("ping" !== data.type){
-validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
+const _errs2 = errors;
+if("event" !== data.type){
+validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate27.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate27.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -3390,8 +3629,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePong = validate28;
-const schema29 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
+exports.validatePing = validate28;
+const schema29 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3414,8 +3653,8 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("pong" !== data.type){
-validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
+if("ping" !== data.type){
+validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -3431,8 +3670,8 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceBootstrap = validate29;
-const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
+exports.validatePong = validate29;
+const schema30 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3440,14 +3679,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((data.type === undefined) && (missing0 = "type")){
 validate29.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
+if(!(key0 === "type")){
 validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3455,180 +3694,9 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate29.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("pong" !== data.type){
+validate29.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate29.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.connections === undefined) && (missing1 = "connections")){
-validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.connections !== undefined){
-let data4 = data3.connections;
-const _errs8 = errors;
-if(errors === _errs8){
-if(Array.isArray(data4)){
-var valid2 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs10 = errors;
-if(errors === _errs10){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing2;
-if((data5.session_id === undefined) && (missing2 = "session_id")){
-validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data5.session_id !== undefined){
-let data6 = data5.session_id;
-const _errs12 = errors;
-if(errors === _errs12){
-if(errors === _errs12){
-if(typeof data6 === "string"){
-if(!(formats2.test(data6))){
-validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs12 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.user_id !== undefined){
-let data7 = data5.user_id;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs14 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.account_id !== undefined){
-let data8 = data5.account_id;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.display_name !== undefined){
-let data9 = data5.display_name;
-const _errs18 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs18 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.avatar_url !== undefined){
-let data10 = data5.avatar_url;
-const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema30.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate29.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs10 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate29.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -3643,8 +3711,8 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceJoin = validate30;
-const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceBootstrap = validate30;
+const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3692,8 +3760,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:join" !== data.event_type){
-validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
+if("bootstrap" !== data.event_type){
+validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3708,86 +3776,123 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.session_id === undefined) && (missing1 = "session_id")){
+if((data3.connections === undefined) && (missing1 = "connections")){
 validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data3.session_id !== undefined){
-let data4 = data3.session_id;
+if(data3.connections !== undefined){
+let data4 = data3.connections;
 const _errs8 = errors;
 if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate30.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate30.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.user_id !== undefined){
-let data5 = data3.user_id;
+if(Array.isArray(data4)){
+var valid2 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 const _errs10 = errors;
-if((typeof data5 !== "string") && (data5 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema31.properties.data.properties.user_id.type},message:"must be string,null"}];
+if(errors === _errs10){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing2;
+if((data5.session_id === undefined) && (missing2 = "session_id")){
+validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
-var valid1 = _errs10 === errors;
-}
 else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data6 = data3.account_id;
+if(data5.session_id !== undefined){
+let data6 = data5.session_id;
 const _errs12 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema31.properties.data.properties.account_id.type},message:"must be string,null"}];
+if(errors === _errs12){
+if(errors === _errs12){
+if(typeof data6 === "string"){
+if(!(formats2.test(data6))){
+validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
-var valid1 = _errs12 === errors;
 }
 else {
-var valid1 = true;
+validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid1){
-if(data3.display_name !== undefined){
-let data7 = data3.display_name;
+}
+}
+var valid3 = _errs12 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.user_id !== undefined){
+let data7 = data5.user_id;
 const _errs14 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema31.properties.data.properties.display_name.type},message:"must be string,null"}];
+validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema31.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs14 === errors;
+var valid3 = _errs14 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data3.avatar_url !== undefined){
-let data8 = data3.avatar_url;
+if(valid3){
+if(data5.account_id !== undefined){
+let data8 = data5.account_id;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema31.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema31.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs16 === errors;
+var valid3 = _errs16 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
+}
+if(valid3){
+if(data5.display_name !== undefined){
+let data9 = data5.display_name;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema31.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.avatar_url !== undefined){
+let data10 = data5.avatar_url;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema31.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
 }
 }
+}
+}
+}
+}
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid2 = _errs10 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 }
@@ -3818,8 +3923,8 @@ validate30.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceLeave = validate31;
-const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceJoin = validate31;
+const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3867,8 +3972,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:leave" !== data.event_type){
-validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
+if("presence:join" !== data.event_type){
+validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3993,8 +4098,8 @@ validate31.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePublicStatsBootstrap = validate32;
-const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
+exports.validatePresenceLeave = validate32;
+const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4042,8 +4147,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+if("presence:leave" !== data.event_type){
+validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4055,9 +4160,98 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((data3.session_id === undefined) && (missing1 = "session_id")){
+validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.session_id !== undefined){
+let data4 = data3.session_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate32.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate32.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.user_id !== undefined){
+let data5 = data3.user_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate32.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema33.properties.data.properties.user_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data6 = data3.account_id;
+const _errs12 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate32.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema33.properties.data.properties.account_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.display_name !== undefined){
+let data7 = data3.display_name;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate32.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema33.properties.data.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.avatar_url !== undefined){
+let data8 = data3.avatar_url;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate32.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema33.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -4079,8 +4273,8 @@ validate32.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePublicStatsUpdate = validate33;
-const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validatePublicStatsBootstrap = validate33;
+const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4095,7 +4289,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
 validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4128,8 +4322,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("public-stats:update" !== data.event_type){
-validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"}];
+if("bootstrap" !== data.event_type){
+validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4150,34 +4344,6 @@ var valid0 = _errs6 === errors;
 else {
 var valid0 = true;
 }
-if(valid0){
-if(data.cursor !== undefined){
-let data4 = data.cursor;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(func2(data4) > 128){
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data4) < 1){
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -4193,8 +4359,8 @@ validate33.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundPlay = validate34;
-const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validatePublicStatsUpdate = validate34;
+const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4242,8 +4408,122 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
+if("public-stats:update" !== data.event_type){
+validate34.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data4 = data.cursor;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(func2(data4) > 128){
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data4) < 1){
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateSoundPlay = validate35;
+const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
 if("sound:play" !== data.event_type){
-validate34.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
+validate35.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4259,7 +4539,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((data3.sound_id === undefined) && (missing1 = "sound_id")) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.volume === undefined) && (missing1 = "volume"))) || ((data3.stream_url === undefined) && (missing1 = "stream_url"))){
-validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4270,12 +4550,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate34.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4289,7 +4569,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs10 = errors;
 if(typeof data3.name !== "string"){
-validate34.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs10 === errors;
@@ -4301,7 +4581,7 @@ if(valid1){
 if(data3.content_type !== undefined){
 const _errs12 = errors;
 if(typeof data3.content_type !== "string"){
-validate34.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -4314,7 +4594,7 @@ if(data3.duration_ms !== undefined){
 let data7 = data3.duration_ms;
 const _errs14 = errors;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-validate34.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema35.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
+validate35.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema36.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
 return false;
 }
 var valid1 = _errs14 === errors;
@@ -4329,18 +4609,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1 || isNaN(data8)){
-validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate35.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate35.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate35.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4388,7 +4668,7 @@ if(data9.type !== undefined){
 let data10 = data9.type;
 const _errs24 = errors;
 if(!((data10 === "overlay") || (data10 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema35.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema36.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4446,7 +4726,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate34.errors = vErrors;
+validate35.errors = vErrors;
 return false;
 }
 else {
@@ -4469,7 +4749,7 @@ if(valid1){
 if(data3.stream_url !== undefined){
 const _errs27 = errors;
 if(typeof data3.stream_url !== "string"){
-validate34.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs27 === errors;
@@ -4486,7 +4766,7 @@ var valid1 = true;
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4502,18 +4782,18 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(func2(data13) > 128){
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data13) < 1){
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4530,32 +4810,32 @@ var valid0 = true;
 }
 }
 else {
-validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate34.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundStop = validate35;
-const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateSoundStop = validate36;
+const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
-validate35.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4564,7 +4844,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4576,7 +4856,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4588,7 +4868,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("sound:stop" !== data.event_type){
-validate35.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
+validate36.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4604,7 +4884,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((data3.sound_id === undefined) && (missing1 = "sound_id")){
-validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4615,12 +4895,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4669,7 +4949,7 @@ if(data5.type !== undefined){
 let data6 = data5.type;
 const _errs16 = errors;
 if(!((data6 === "overlay") || (data6 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema36.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema37.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4727,7 +5007,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate35.errors = vErrors;
+validate36.errors = vErrors;
 return false;
 }
 else {
@@ -4750,7 +5030,7 @@ var valid1 = true;
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4766,245 +5046,11 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data8 === "string"){
 if(func2(data8) > 128){
-validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data8) < 1){
-validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs19 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate35.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateStreamEvent = validate36;
-const schema37 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
-validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
-validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
-validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.id !== undefined){
-let data2 = data1.id;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(!(formats2.test(data2))){
-validate36.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.account_id !== undefined){
-let data3 = data1.account_id;
-const _errs7 = errors;
-if(errors === _errs7){
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(!(formats2.test(data3))){
-validate36.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs7 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.type !== undefined){
-let data4 = data1.type;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(func2(data4) > 100){
-validate36.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
-return false;
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.platform !== undefined){
-const _errs11 = errors;
-if(typeof data1.platform !== "string"){
-validate36.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.external_id !== undefined){
-let data6 = data1.external_id;
-const _errs13 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate36.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema37.properties.data.properties.external_id.type},message:"must be string,null"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.raw !== undefined){
-let data7 = data1.raw;
-const _errs15 = errors;
-if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-validate36.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.created_at !== undefined){
-let data8 = data1.created_at;
-const _errs17 = errors;
-if(errors === _errs17){
-if(errors === _errs17){
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-validate36.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs17 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-let data9 = data.cursor;
-const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data9 === "string"){
-if(func2(data9) > 128){
 validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data9) < 1){
+if(func2(data8) < 1){
 validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5025,6 +5071,8 @@ var valid0 = true;
 }
 }
 }
+}
+}
 else {
 validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
@@ -5034,8 +5082,8 @@ validate36.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSubscribe = validate37;
-const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
+exports.validateStreamEvent = validate37;
+const schema38 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5043,14 +5091,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
 validate37.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
+if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
 validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5059,8 +5107,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("subscribe" !== data.type){
-validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
+if("event" !== data.type){
+validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5069,24 +5117,154 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
-let data1 = data.channel;
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
 if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate37.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
+validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(func2(data1) < 1){
-validate37.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(data1.id !== undefined){
+let data2 = data1.id;
+const _errs5 = errors;
+if(errors === _errs5){
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(!(formats2.test(data2))){
+validate37.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate37.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
+var valid1 = _errs5 === errors;
+}
 else {
-validate37.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+var valid1 = true;
+}
+if(valid1){
+if(data1.account_id !== undefined){
+let data3 = data1.account_id;
+const _errs7 = errors;
+if(errors === _errs7){
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(!(formats2.test(data3))){
+validate37.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate37.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs7 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.type !== undefined){
+let data4 = data1.type;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func2(data4) > 100){
+validate37.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+return false;
+}
+}
+else {
+validate37.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.platform !== undefined){
+const _errs11 = errors;
+if(typeof data1.platform !== "string"){
+validate37.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.external_id !== undefined){
+let data6 = data1.external_id;
+const _errs13 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate37.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema38.properties.data.properties.external_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.raw !== undefined){
+let data7 = data1.raw;
+const _errs15 = errors;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+validate37.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.created_at !== undefined){
+let data8 = data1.created_at;
+const _errs17 = errors;
+if(errors === _errs17){
+if(errors === _errs17){
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+validate37.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate37.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5096,28 +5274,28 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.since !== undefined){
-let data2 = data.since;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
-validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+if(data.cursor !== undefined){
+let data9 = data.cursor;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data9 === "string"){
+if(func2(data9) > 128){
+validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
-validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(func2(data9) < 1){
+validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
@@ -5136,8 +5314,8 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSubscribed = validate38;
-const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
+exports.validateSubscribe = validate38;
+const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5152,7 +5330,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
+if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
 validate38.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5161,8 +5339,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("subscribed" !== data.type){
-validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
+if("subscribe" !== data.type){
+validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5172,15 +5350,58 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func2(data1) > 512){
+validate38.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate38.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
 validate38.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.since !== undefined){
+let data2 = data.since;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
+validate38.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data2) < 1){
+validate38.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate38.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -5195,8 +5416,8 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribe = validate39;
-const schema40 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
+exports.validateSubscribed = validate39;
+const schema40 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5220,8 +5441,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribe" !== data.type){
-validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
+if("subscribed" !== data.type){
+validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5231,25 +5452,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
-let data1 = data.channel;
 const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
+if(typeof data.channel !== "string"){
 validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
 }
 var valid0 = _errs3 === errors;
 }
@@ -5269,8 +5475,8 @@ validate39.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribed = validate40;
-const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
+exports.validateUnsubscribe = validate40;
+const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5294,8 +5500,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribed" !== data.type){
-validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+if("unsubscribe" !== data.type){
+validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5305,10 +5511,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func2(data1) > 512){
+validate40.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate40.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
 validate40.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -5328,8 +5549,8 @@ validate40.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWelcome = validate41;
-const schema42 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+exports.validateUnsubscribed = validate41;
+const schema42 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5337,14 +5558,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5353,8 +5574,67 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
+if("unsubscribed" !== data.type){
+validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate41.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWelcome = validate42;
+const schema43 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+validate42.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+validate42.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
 if("welcome" !== data.type){
-validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5370,12 +5650,12 @@ if(errors === _errs3){
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(!(formats2.test(data1))){
-validate41.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate42.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate41.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5389,308 +5669,13 @@ if(valid0){
 if(data.server_version !== undefined){
 const _errs5 = errors;
 if(typeof data.server_version !== "string"){
-validate41.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate42.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate41.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateWidgetSettingsUpdate = validate42;
-const schema43 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate42.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate42.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate42.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("widget:update" !== data.event_type){
-validate42.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if(((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!((((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "type")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data3.id !== undefined){
-let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate42.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate42.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
-const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-validate42.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate42.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.name !== undefined){
-const _errs13 = errors;
-if(typeof data3.name !== "string"){
-validate42.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.type !== undefined){
-const _errs15 = errors;
-if(typeof data3.type !== "string"){
-validate42.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.settings !== undefined){
-let data8 = data3.settings;
-const _errs17 = errors;
-if(errors === _errs17){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-}
-else {
-validate42.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs17 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-let data9 = data3.version;
-const _errs20 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate42.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs20){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-validate42.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid1 = _errs20 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.created_at !== undefined){
-let data10 = data3.created_at;
-const _errs22 = errors;
-if(errors === _errs22){
-if(errors === _errs22){
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-validate42.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate42.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs22 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.updated_at !== undefined){
-let data11 = data3.updated_at;
-const _errs24 = errors;
-if(errors === _errs24){
-if(errors === _errs24){
-if(typeof data11 === "string"){
-if(!(formats0.validate(data11))){
-validate42.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate42.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs24 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate42.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-let data12 = data.cursor;
-const _errs26 = errors;
-if(errors === _errs26){
-if(typeof data12 === "string"){
-if(func2(data12) > 128){
-validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data12) < 1){
-validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate42.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs26 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -5706,8 +5691,8 @@ validate42.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetUpdate = validate43;
-const schema44 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateWidgetSettingsUpdate = validate43;
+const schema44 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5755,8 +5740,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate43.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("widget:update" !== data.event_type){
+validate43.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -5765,17 +5750,211 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if(((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate43.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!((((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "type")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+validate43.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate43.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate43.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate43.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate43.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.name !== undefined){
+const _errs13 = errors;
+if(typeof data3.name !== "string"){
+validate43.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.type !== undefined){
+const _errs15 = errors;
+if(typeof data3.type !== "string"){
+validate43.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.settings !== undefined){
+let data8 = data3.settings;
+const _errs17 = errors;
+if(errors === _errs17){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+}
+else {
+validate43.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.version !== undefined){
+let data9 = data3.version;
+const _errs20 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate43.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs20){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+validate43.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data10 = data3.created_at;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+validate43.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate43.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data11 = data3.updated_at;
+const _errs24 = errors;
+if(errors === _errs24){
+if(errors === _errs24){
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+validate43.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate43.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs24 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate43.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data12 = data.cursor;
+const _errs26 = errors;
+if(errors === _errs26){
+if(typeof data12 === "string"){
+if(func2(data12) > 128){
 validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data12) < 1){
 validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5786,10 +5965,11 @@ validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -5806,10 +5986,110 @@ validate43.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateAutomation = validate44;
-const schema45 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateWidgetUpdate = validate44;
+const schema45 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+validate44.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate44.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate44.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate44.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate44.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate44.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate44.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate44.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate44.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateAutomation = validate45;
+const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -5932,7 +6212,7 @@ else {
 vErrors.push(err7);
 }
 errors++;
-validate44.errors = vErrors;
+validate45.errors = vErrors;
 return false;
 }
 else {
@@ -5946,14 +6226,14 @@ vErrors = null;
 }
 }
 }
-validate44.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateChatMessage = validate45;
-const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateChatMessage = validate46;
+const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6166,7 +6446,7 @@ if(data6.avatar_url !== undefined){
 let data10 = data6.avatar_url;
 const _errs29 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6298,7 +6578,7 @@ if(data1.deleted_by !== undefined){
 let data13 = data1.deleted_by;
 const _errs36 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6403,7 +6683,7 @@ if(data1.deleted_by !== undefined){
 let data17 = data1.deleted_by;
 const _errs45 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6422,7 +6702,7 @@ if(data1.action !== undefined){
 let data18 = data1.action;
 const _errs47 = errors;
 if(!((data18 === "ban") || (data18 === "timeout"))){
-const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema46.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6441,7 +6721,7 @@ if(data1.duration_secs !== undefined){
 let data19 = data1.duration_secs;
 const _errs48 = errors;
 if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6584,7 +6864,7 @@ if(data21.target_user_id !== undefined){
 let data25 = data21.target_user_id;
 const _errs61 = errors;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6603,7 +6883,7 @@ if(data21.target_username !== undefined){
 let data26 = data21.target_username;
 const _errs63 = errors;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6622,7 +6902,7 @@ if(data21.platform_message_id !== undefined){
 let data27 = data21.platform_message_id;
 const _errs65 = errors;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6641,7 +6921,7 @@ if(data21.moderator_user_id !== undefined){
 let data28 = data21.moderator_user_id;
 const _errs67 = errors;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6660,7 +6940,7 @@ if(data21.moderator_name !== undefined){
 let data29 = data21.moderator_name;
 const _errs69 = errors;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6679,7 +6959,7 @@ if(data21.duration_secs !== undefined){
 let data30 = data21.duration_secs;
 const _errs71 = errors;
 if((!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))) && (data30 !== null)){
-const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6698,7 +6978,7 @@ if(data21.reason !== undefined){
 let data31 = data21.reason;
 const _errs73 = errors;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6717,7 +6997,7 @@ if(data21.source !== undefined){
 let data32 = data21.source;
 const _errs75 = errors;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema46.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6885,7 +7165,7 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs86 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema46.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7019,7 +7299,7 @@ else {
 vErrors.push(err57);
 }
 errors++;
-validate45.errors = vErrors;
+validate46.errors = vErrors;
 return false;
 }
 else {
@@ -7033,14 +7313,14 @@ vErrors = null;
 }
 }
 }
-validate45.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateEvent = validate46;
-const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateEvent = validate47;
+const schema48 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).","required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"],"properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string"},"dev_mode":{"const":false}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -7115,7 +7395,7 @@ if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs7 = errors;
 if(!(((data2 === "comment:created") || (data2 === "comment:updated")) || (data2 === "comment:voted"))){
-const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8133,7 +8413,7 @@ const _errs69 = errors;
 if(errors === _errs69){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing8;
-if(((((data.type === undefined) && (missing8 = "type")) || ((data.channel === undefined) && (missing8 = "channel"))) || ((data.data === undefined) && (missing8 = "data"))) || ((data.event_type === undefined) && (missing8 = "event_type"))){
+if(((((data.type === undefined) && (missing8 = "type")) || ((data.channel === undefined) && (missing8 = "channel"))) || ((data.event_type === undefined) && (missing8 = "event_type"))) || ((data.data === undefined) && (missing8 = "data"))){
 const err65 = {instancePath,schemaPath:"#/anyOf/6/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
 if(vErrors === null){
 vErrors = [err65];
@@ -8196,10 +8476,9 @@ var valid9 = true;
 }
 if(valid9){
 if(data.event_type !== undefined){
-let data31 = data.event_type;
 const _errs75 = errors;
-if(!((data31 === "history:session_started") || (data31 === "history:session_updated"))){
-const err69 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[6].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if("extension:updated" !== data.event_type){
+const err69 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/const",keyword:"const",params:{allowedValue: "extension:updated"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -8220,7 +8499,7 @@ const _errs76 = errors;
 if(errors === _errs76){
 if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
 let missing9;
-if((((((((((((data32.id === undefined) && (missing9 = "id")) || ((data32.account_id === undefined) && (missing9 = "account_id"))) || ((data32.platform === undefined) && (missing9 = "platform"))) || ((data32.platform_channel_id === undefined) && (missing9 = "platform_channel_id"))) || ((data32.stream_id === undefined) && (missing9 = "stream_id"))) || ((data32.title === undefined) && (missing9 = "title"))) || ((data32.category === undefined) && (missing9 = "category"))) || ((data32.updates === undefined) && (missing9 = "updates"))) || ((data32.started_at === undefined) && (missing9 = "started_at"))) || ((data32.ended_at === undefined) && (missing9 = "ended_at"))) || ((data32.updated_at === undefined) && (missing9 = "updated_at"))){
+if(((((((((data32.install_id === undefined) && (missing9 = "install_id")) || ((data32.extension_id === undefined) && (missing9 = "extension_id"))) || ((data32.version_id === undefined) && (missing9 = "version_id"))) || ((data32.version === undefined) && (missing9 = "version"))) || ((data32.status === undefined) && (missing9 = "status"))) || ((data32.sha256 === undefined) && (missing9 = "sha256"))) || ((data32.url === undefined) && (missing9 = "url"))) || ((data32.dev_mode === undefined) && (missing9 = "dev_mode"))){
 const err70 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
 if(vErrors === null){
 vErrors = [err70];
@@ -8231,14 +8510,10 @@ vErrors.push(err70);
 errors++;
 }
 else {
-if(data32.id !== undefined){
-let data33 = data32.id;
 const _errs78 = errors;
-if(errors === _errs78){
-if(errors === _errs78){
-if(typeof data33 === "string"){
-if(!(formats2.test(data33))){
-const err71 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/6/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+for(const key7 in data32){
+if(!((((((((key7 === "install_id") || (key7 === "extension_id")) || (key7 === "version_id")) || (key7 === "version")) || (key7 === "status")) || (key7 === "sha256")) || (key7 === "url")) || (key7 === "dev_mode"))){
+const err71 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -8246,10 +8521,18 @@ else {
 vErrors.push(err71);
 }
 errors++;
+break;
 }
 }
-else {
-const err72 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/6/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs78 === errors){
+if(data32.install_id !== undefined){
+let data33 = data32.install_id;
+const _errs79 = errors;
+if(errors === _errs79){
+if(errors === _errs79){
+if(typeof data33 === "string"){
+if(!(formats2.test(data33))){
+const err72 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/6/properties/data/properties/install_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -8259,21 +8542,8 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-var valid10 = _errs78 === errors;
-}
 else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.account_id !== undefined){
-let data34 = data32.account_id;
-const _errs80 = errors;
-if(errors === _errs80){
-if(errors === _errs80){
-if(typeof data34 === "string"){
-if(!(formats2.test(data34))){
-const err73 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/6/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err73 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/6/properties/data/properties/install_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -8283,8 +8553,21 @@ vErrors.push(err73);
 errors++;
 }
 }
+}
+var valid10 = _errs79 === errors;
+}
 else {
-const err74 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/6/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid10 = true;
+}
+if(valid10){
+if(data32.extension_id !== undefined){
+let data34 = data32.extension_id;
+const _errs81 = errors;
+if(errors === _errs81){
+if(errors === _errs81){
+if(typeof data34 === "string"){
+if(!(formats2.test(data34))){
+const err74 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/6/properties/data/properties/extension_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -8294,17 +8577,8 @@ vErrors.push(err74);
 errors++;
 }
 }
-}
-var valid10 = _errs80 === errors;
-}
 else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.platform !== undefined){
-const _errs82 = errors;
-if(typeof data32.platform !== "string"){
-const err75 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/6/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err75 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/6/properties/data/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -8313,17 +8587,22 @@ vErrors.push(err75);
 }
 errors++;
 }
-var valid10 = _errs82 === errors;
+}
+}
+var valid10 = _errs81 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data32.platform_channel_id !== undefined){
-let data36 = data32.platform_channel_id;
-const _errs84 = errors;
-if((typeof data36 !== "string") && (data36 !== null)){
-const err76 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/6/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
+if(data32.version_id !== undefined){
+let data35 = data32.version_id;
+const _errs83 = errors;
+if(errors === _errs83){
+if(errors === _errs83){
+if(typeof data35 === "string"){
+if(!(formats2.test(data35))){
+const err76 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/6/properties/data/properties/version_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -8332,17 +8611,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-var valid10 = _errs84 === errors;
 }
 else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.stream_id !== undefined){
-let data37 = data32.stream_id;
-const _errs86 = errors;
-if((typeof data37 !== "string") && (data37 !== null)){
-const err77 = {instancePath:instancePath+"/data/stream_id",schemaPath:"#/anyOf/6/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.stream_id.type},message:"must be string,null"};
+const err77 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/6/properties/data/properties/version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -8351,17 +8622,18 @@ vErrors.push(err77);
 }
 errors++;
 }
-var valid10 = _errs86 === errors;
+}
+}
+var valid10 = _errs83 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data32.title !== undefined){
-let data38 = data32.title;
-const _errs88 = errors;
-if((typeof data38 !== "string") && (data38 !== null)){
-const err78 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/6/properties/data/properties/title/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.title.type},message:"must be string,null"};
+if(data32.version !== undefined){
+const _errs85 = errors;
+if(typeof data32.version !== "string"){
+const err78 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/6/properties/data/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -8370,17 +8642,16 @@ vErrors.push(err78);
 }
 errors++;
 }
-var valid10 = _errs88 === errors;
+var valid10 = _errs85 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data32.category !== undefined){
-let data39 = data32.category;
-const _errs90 = errors;
-if((typeof data39 !== "string") && (data39 !== null)){
-const err79 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/6/properties/data/properties/category/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.category.type},message:"must be string,null"};
+if(data32.status !== undefined){
+const _errs87 = errors;
+if("published" !== data32.status){
+const err79 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/6/properties/data/properties/status/const",keyword:"const",params:{allowedValue: "published"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -8389,17 +8660,19 @@ vErrors.push(err79);
 }
 errors++;
 }
-var valid10 = _errs90 === errors;
+var valid10 = _errs87 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data32.updates !== undefined){
-let data40 = data32.updates;
-const _errs92 = errors;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err80 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/6/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data32.sha256 !== undefined){
+let data38 = data32.sha256;
+const _errs88 = errors;
+if(errors === _errs88){
+if(typeof data38 === "string"){
+if(!pattern0.test(data38)){
+const err80 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/6/properties/data/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -8408,10 +8681,9 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(errors === _errs92){
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 0 || isNaN(data40)){
-const err81 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/6/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err81 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/6/properties/data/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -8421,21 +8693,16 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
-var valid10 = _errs92 === errors;
+var valid10 = _errs88 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data32.started_at !== undefined){
-let data41 = data32.started_at;
-const _errs94 = errors;
-if(errors === _errs94){
-if(errors === _errs94){
-if(typeof data41 === "string"){
-if(!(formats0.validate(data41))){
-const err82 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/6/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data32.url !== undefined){
+const _errs90 = errors;
+if(typeof data32.url !== "string"){
+const err82 = {instancePath:instancePath+"/data/url",schemaPath:"#/anyOf/6/properties/data/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -8444,9 +8711,16 @@ vErrors.push(err82);
 }
 errors++;
 }
+var valid10 = _errs90 === errors;
 }
 else {
-const err83 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/6/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid10 = true;
+}
+if(valid10){
+if(data32.dev_mode !== undefined){
+const _errs92 = errors;
+if(false !== data32.dev_mode){
+const err83 = {instancePath:instancePath+"/data/dev_mode",schemaPath:"#/anyOf/6/properties/data/properties/dev_mode/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -8455,102 +8729,28 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-}
-var valid10 = _errs94 === errors;
+var valid10 = _errs92 === errors;
 }
 else {
 var valid10 = true;
 }
-if(valid10){
-if(data32.ended_at !== undefined){
-let data42 = data32.ended_at;
-const _errs96 = errors;
-if((typeof data42 !== "string") && (data42 !== null)){
-const err84 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/6/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema47.anyOf[6].properties.data.properties.ended_at.type},message:"must be string,null"};
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err84];
 }
 else {
 vErrors.push(err84);
-}
-errors++;
-}
-if(errors === _errs96){
-if(errors === _errs96){
-if(typeof data42 === "string"){
-if(!(formats0.validate(data42))){
-const err85 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/6/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-}
-}
-}
-var valid10 = _errs96 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.updated_at !== undefined){
-let data43 = data32.updated_at;
-const _errs98 = errors;
-if(errors === _errs98){
-if(errors === _errs98){
-if(typeof data43 === "string"){
-if(!(formats0.validate(data43))){
-const err86 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/6/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-}
-else {
-const err87 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/6/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err87];
-}
-else {
-vErrors.push(err87);
-}
-errors++;
-}
-}
-}
-var valid10 = _errs98 === errors;
-}
-else {
-var valid10 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err88 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
 }
 errors++;
 }
@@ -8562,45 +8762,45 @@ var valid9 = true;
 }
 if(valid9){
 if(data.cursor !== undefined){
-let data44 = data.cursor;
-const _errs100 = errors;
-if(errors === _errs100){
-if(typeof data44 === "string"){
-if(func2(data44) > 128){
-const err89 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+let data41 = data.cursor;
+const _errs93 = errors;
+if(errors === _errs93){
+if(typeof data41 === "string"){
+if(func2(data41) > 128){
+const err85 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err89];
+vErrors = [err85];
 }
 else {
-vErrors.push(err89);
+vErrors.push(err85);
 }
 errors++;
 }
 else {
-if(func2(data44) < 1){
-const err90 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func2(data41) < 1){
+const err86 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err90];
+vErrors = [err86];
 }
 else {
-vErrors.push(err90);
+vErrors.push(err86);
 }
 errors++;
 }
 }
 }
 else {
-const err91 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err87 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err87];
 }
 else {
-vErrors.push(err91);
+vErrors.push(err87);
 }
 errors++;
 }
 }
-var valid9 = _errs100 === errors;
+var valid9 = _errs93 === errors;
 }
 else {
 var valid9 = true;
@@ -8613,7 +8813,71 @@ var valid9 = true;
 }
 }
 else {
-const err92 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err88 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+var _valid0 = _errs69 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs95 = errors;
+if(errors === _errs95){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing10;
+if(((((data.type === undefined) && (missing10 = "type")) || ((data.channel === undefined) && (missing10 = "channel"))) || ((data.data === undefined) && (missing10 = "data"))) || ((data.event_type === undefined) && (missing10 = "event_type"))){
+const err89 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+else {
+const _errs97 = errors;
+for(const key8 in data){
+if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
+const err90 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+break;
+}
+}
+if(_errs97 === errors){
+if(data.type !== undefined){
+const _errs98 = errors;
+if("event" !== data.type){
+const err91 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+var valid11 = _errs98 === errors;
+}
+else {
+var valid11 = true;
+}
+if(valid11){
+if(data.channel !== undefined){
+const _errs99 = errors;
+if(typeof data.channel !== "string"){
+const err92 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -8622,16 +8886,17 @@ vErrors.push(err92);
 }
 errors++;
 }
+var valid11 = _errs99 === errors;
 }
-var _valid0 = _errs69 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs102 = errors;
-if(errors === _errs102){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing10;
-if(((((data.type === undefined) && (missing10 = "type")) || ((data.channel === undefined) && (missing10 = "channel"))) || ((data.data === undefined) && (missing10 = "data"))) || ((data.event_type === undefined) && (missing10 = "event_type"))){
-const err93 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+else {
+var valid11 = true;
+}
+if(valid11){
+if(data.event_type !== undefined){
+let data44 = data.event_type;
+const _errs101 = errors;
+if(!((data44 === "history:session_started") || (data44 === "history:session_updated"))){
+const err93 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -8640,11 +8905,20 @@ vErrors.push(err93);
 }
 errors++;
 }
+var valid11 = _errs101 === errors;
+}
 else {
-const _errs104 = errors;
-for(const key7 in data){
-if(!(((((key7 === "type") || (key7 === "channel")) || (key7 === "event_type")) || (key7 === "data")) || (key7 === "cursor"))){
-const err94 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+var valid11 = true;
+}
+if(valid11){
+if(data.data !== undefined){
+let data45 = data.data;
+const _errs102 = errors;
+if(errors === _errs102){
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+let missing11;
+if((((((((((((data45.id === undefined) && (missing11 = "id")) || ((data45.account_id === undefined) && (missing11 = "account_id"))) || ((data45.platform === undefined) && (missing11 = "platform"))) || ((data45.platform_channel_id === undefined) && (missing11 = "platform_channel_id"))) || ((data45.stream_id === undefined) && (missing11 = "stream_id"))) || ((data45.title === undefined) && (missing11 = "title"))) || ((data45.category === undefined) && (missing11 = "category"))) || ((data45.updates === undefined) && (missing11 = "updates"))) || ((data45.started_at === undefined) && (missing11 = "started_at"))) || ((data45.ended_at === undefined) && (missing11 = "ended_at"))) || ((data45.updated_at === undefined) && (missing11 = "updated_at"))){
+const err94 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -8652,14 +8926,16 @@ else {
 vErrors.push(err94);
 }
 errors++;
-break;
 }
-}
-if(_errs104 === errors){
-if(data.type !== undefined){
-const _errs105 = errors;
-if("event" !== data.type){
-const err95 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+if(data45.id !== undefined){
+let data46 = data45.id;
+const _errs104 = errors;
+if(errors === _errs104){
+if(errors === _errs104){
+if(typeof data46 === "string"){
+if(!(formats2.test(data46))){
+const err95 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -8668,16 +8944,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-var valid11 = _errs105 === errors;
 }
 else {
-var valid11 = true;
-}
-if(valid11){
-if(data.channel !== undefined){
-const _errs106 = errors;
-if(typeof data.channel !== "string"){
-const err96 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err96 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -8686,17 +8955,22 @@ vErrors.push(err96);
 }
 errors++;
 }
-var valid11 = _errs106 === errors;
+}
+}
+var valid12 = _errs104 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data.event_type !== undefined){
-let data47 = data.event_type;
-const _errs108 = errors;
-if(!((((data47 === "idea:created") || (data47 === "idea:updated")) || (data47 === "idea:status_changed")) || (data47 === "idea:voted"))){
-const err97 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(valid12){
+if(data45.account_id !== undefined){
+let data47 = data45.account_id;
+const _errs106 = errors;
+if(errors === _errs106){
+if(errors === _errs106){
+if(typeof data47 === "string"){
+if(!(formats2.test(data47))){
+const err97 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -8705,20 +8979,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-var valid11 = _errs108 === errors;
 }
 else {
-var valid11 = true;
-}
-if(valid11){
-if(data.data !== undefined){
-let data48 = data.data;
-const _errs109 = errors;
-if(errors === _errs109){
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-let missing11;
-if((data48.id === undefined) && (missing11 = "id")){
-const err98 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
+const err98 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -8727,15 +8990,18 @@ vErrors.push(err98);
 }
 errors++;
 }
+}
+}
+var valid12 = _errs106 === errors;
+}
 else {
-if(data48.id !== undefined){
-let data49 = data48.id;
-const _errs111 = errors;
-if(errors === _errs111){
-if(errors === _errs111){
-if(typeof data49 === "string"){
-if(!(formats2.test(data49))){
-const err99 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid12 = true;
+}
+if(valid12){
+if(data45.platform !== undefined){
+const _errs108 = errors;
+if(typeof data45.platform !== "string"){
+const err99 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/7/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -8744,9 +9010,17 @@ vErrors.push(err99);
 }
 errors++;
 }
+var valid12 = _errs108 === errors;
 }
 else {
-const err100 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid12 = true;
+}
+if(valid12){
+if(data45.platform_channel_id !== undefined){
+let data49 = data45.platform_channel_id;
+const _errs110 = errors;
+if((typeof data49 !== "string") && (data49 !== null)){
+const err100 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/7/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -8755,18 +9029,17 @@ vErrors.push(err100);
 }
 errors++;
 }
-}
-}
-var valid12 = _errs111 === errors;
+var valid12 = _errs110 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data48.title !== undefined){
-const _errs113 = errors;
-if(typeof data48.title !== "string"){
-const err101 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data45.stream_id !== undefined){
+let data50 = data45.stream_id;
+const _errs112 = errors;
+if((typeof data50 !== "string") && (data50 !== null)){
+const err101 = {instancePath:instancePath+"/data/stream_id",schemaPath:"#/anyOf/7/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.stream_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -8775,16 +9048,17 @@ vErrors.push(err101);
 }
 errors++;
 }
-var valid12 = _errs113 === errors;
+var valid12 = _errs112 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data48.status !== undefined){
-const _errs115 = errors;
-if(typeof data48.status !== "string"){
-const err102 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/7/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data45.title !== undefined){
+let data51 = data45.title;
+const _errs114 = errors;
+if((typeof data51 !== "string") && (data51 !== null)){
+const err102 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.title.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -8793,16 +9067,17 @@ vErrors.push(err102);
 }
 errors++;
 }
-var valid12 = _errs115 === errors;
+var valid12 = _errs114 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data48.my_vote !== undefined){
-const _errs117 = errors;
-if(data48.my_vote !== null){
-const err103 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/7/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data45.category !== undefined){
+let data52 = data45.category;
+const _errs116 = errors;
+if((typeof data52 !== "string") && (data52 !== null)){
+const err103 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/7/properties/data/properties/category/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.category.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -8811,18 +9086,17 @@ vErrors.push(err103);
 }
 errors++;
 }
-var valid12 = _errs117 === errors;
+var valid12 = _errs116 === errors;
 }
 else {
 var valid12 = true;
 }
-}
-}
-}
-}
-}
-else {
-const err104 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid12){
+if(data45.updates !== undefined){
+let data53 = data45.updates;
+const _errs118 = errors;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const err104 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/7/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -8831,20 +9105,10 @@ vErrors.push(err104);
 }
 errors++;
 }
-}
-var valid11 = _errs109 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data.cursor !== undefined){
-let data53 = data.cursor;
-const _errs119 = errors;
-if(errors === _errs119){
-if(typeof data53 === "string"){
-if(func2(data53) > 128){
-const err105 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(errors === _errs118){
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 0 || isNaN(data53)){
+const err105 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/7/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -8853,9 +9117,22 @@ vErrors.push(err105);
 }
 errors++;
 }
+}
+}
+var valid12 = _errs118 === errors;
+}
 else {
-if(func2(data53) < 1){
-const err106 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid12 = true;
+}
+if(valid12){
+if(data45.started_at !== undefined){
+let data54 = data45.started_at;
+const _errs120 = errors;
+if(errors === _errs120){
+if(errors === _errs120){
+if(typeof data54 === "string"){
+if(!(formats0.validate(data54))){
+const err106 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/7/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -8865,9 +9142,8 @@ vErrors.push(err106);
 errors++;
 }
 }
-}
 else {
-const err107 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err107 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/7/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -8877,7 +9153,151 @@ vErrors.push(err107);
 errors++;
 }
 }
-var valid11 = _errs119 === errors;
+}
+var valid12 = _errs120 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data45.ended_at !== undefined){
+let data55 = data45.ended_at;
+const _errs122 = errors;
+if((typeof data55 !== "string") && (data55 !== null)){
+const err108 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/7/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.ended_at.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+if(errors === _errs122){
+if(errors === _errs122){
+if(typeof data55 === "string"){
+if(!(formats0.validate(data55))){
+const err109 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/7/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+}
+}
+var valid12 = _errs122 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data45.updated_at !== undefined){
+let data56 = data45.updated_at;
+const _errs124 = errors;
+if(errors === _errs124){
+if(errors === _errs124){
+if(typeof data56 === "string"){
+if(!(formats0.validate(data56))){
+const err110 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+else {
+const err111 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+}
+var valid12 = _errs124 === errors;
+}
+else {
+var valid12 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err112 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+var valid11 = _errs102 === errors;
+}
+else {
+var valid11 = true;
+}
+if(valid11){
+if(data.cursor !== undefined){
+let data57 = data.cursor;
+const _errs126 = errors;
+if(errors === _errs126){
+if(typeof data57 === "string"){
+if(func2(data57) > 128){
+const err113 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+else {
+if(func2(data57) < 1){
+const err114 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+var valid11 = _errs126 === errors;
 }
 else {
 var valid11 = true;
@@ -8890,139 +9310,7 @@ var valid11 = true;
 }
 }
 else {
-const err108 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err108];
-}
-else {
-vErrors.push(err108);
-}
-errors++;
-}
-}
-var _valid0 = _errs102 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs121 = errors;
-if(errors === _errs121){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing12;
-if(((((data.type === undefined) && (missing12 = "type")) || ((data.channel === undefined) && (missing12 = "channel"))) || ((data.data === undefined) && (missing12 = "data"))) || ((data.event_type === undefined) && (missing12 = "event_type"))){
-const err109 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
-if(vErrors === null){
-vErrors = [err109];
-}
-else {
-vErrors.push(err109);
-}
-errors++;
-}
-else {
-const _errs123 = errors;
-for(const key8 in data){
-if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
-const err110 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err110];
-}
-else {
-vErrors.push(err110);
-}
-errors++;
-break;
-}
-}
-if(_errs123 === errors){
-if(data.type !== undefined){
-const _errs124 = errors;
-if("event" !== data.type){
-const err111 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err111];
-}
-else {
-vErrors.push(err111);
-}
-errors++;
-}
-var valid13 = _errs124 === errors;
-}
-else {
-var valid13 = true;
-}
-if(valid13){
-if(data.channel !== undefined){
-const _errs125 = errors;
-if(typeof data.channel !== "string"){
-const err112 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err112];
-}
-else {
-vErrors.push(err112);
-}
-errors++;
-}
-var valid13 = _errs125 === errors;
-}
-else {
-var valid13 = true;
-}
-if(valid13){
-if(data.event_type !== undefined){
-const _errs127 = errors;
-if("idea:deleted" !== data.event_type){
-const err113 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err113];
-}
-else {
-vErrors.push(err113);
-}
-errors++;
-}
-var valid13 = _errs127 === errors;
-}
-else {
-var valid13 = true;
-}
-if(valid13){
-if(data.data !== undefined){
-let data57 = data.data;
-const _errs128 = errors;
-if(errors === _errs128){
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-let missing13;
-if((data57.id === undefined) && (missing13 = "id")){
-const err114 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
-if(vErrors === null){
-vErrors = [err114];
-}
-else {
-vErrors.push(err114);
-}
-errors++;
-}
-else {
-if(data57.id !== undefined){
-let data58 = data57.id;
-const _errs130 = errors;
-if(errors === _errs130){
-if(errors === _errs130){
-if(typeof data58 === "string"){
-if(!(formats2.test(data58))){
-const err115 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err115];
-}
-else {
-vErrors.push(err115);
-}
-errors++;
-}
-}
-else {
-const err116 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err116 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -9032,12 +9320,15 @@ vErrors.push(err116);
 errors++;
 }
 }
-}
-}
-}
-}
-else {
-const err117 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs95 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs128 = errors;
+if(errors === _errs128){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing12;
+if(((((data.type === undefined) && (missing12 = "type")) || ((data.channel === undefined) && (missing12 = "channel"))) || ((data.data === undefined) && (missing12 = "data"))) || ((data.event_type === undefined) && (missing12 = "event_type"))){
+const err117 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -9046,20 +9337,11 @@ vErrors.push(err117);
 }
 errors++;
 }
-}
-var valid13 = _errs128 === errors;
-}
 else {
-var valid13 = true;
-}
-if(valid13){
-if(data.cursor !== undefined){
-let data59 = data.cursor;
-const _errs132 = errors;
-if(errors === _errs132){
-if(typeof data59 === "string"){
-if(func2(data59) > 128){
-const err118 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const _errs130 = errors;
+for(const key9 in data){
+if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
+const err118 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -9067,10 +9349,14 @@ else {
 vErrors.push(err118);
 }
 errors++;
+break;
 }
-else {
-if(func2(data59) < 1){
-const err119 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(_errs130 === errors){
+if(data.type !== undefined){
+const _errs131 = errors;
+if("event" !== data.type){
+const err119 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -9079,10 +9365,16 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
+var valid13 = _errs131 === errors;
 }
 else {
-const err120 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid13 = true;
+}
+if(valid13){
+if(data.channel !== undefined){
+const _errs132 = errors;
+if(typeof data.channel !== "string"){
+const err120 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -9091,21 +9383,17 @@ vErrors.push(err120);
 }
 errors++;
 }
-}
 var valid13 = _errs132 === errors;
 }
 else {
 var valid13 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-else {
-const err121 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid13){
+if(data.event_type !== undefined){
+let data60 = data.event_type;
+const _errs134 = errors;
+if(!((((data60 === "idea:created") || (data60 === "idea:updated")) || (data60 === "idea:status_changed")) || (data60 === "idea:voted"))){
+const err121 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[8].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -9114,16 +9402,20 @@ vErrors.push(err121);
 }
 errors++;
 }
+var valid13 = _errs134 === errors;
 }
-var _valid0 = _errs121 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs134 = errors;
-if(errors === _errs134){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing14;
-if(((((data.type === undefined) && (missing14 = "type")) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.data === undefined) && (missing14 = "data"))) || ((data.event_type === undefined) && (missing14 = "event_type"))){
-const err122 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data.data !== undefined){
+let data61 = data.data;
+const _errs135 = errors;
+if(errors === _errs135){
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+let missing13;
+if((data61.id === undefined) && (missing13 = "id")){
+const err122 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -9133,10 +9425,14 @@ vErrors.push(err122);
 errors++;
 }
 else {
-const _errs136 = errors;
-for(const key9 in data){
-if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
-const err123 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(data61.id !== undefined){
+let data62 = data61.id;
+const _errs137 = errors;
+if(errors === _errs137){
+if(errors === _errs137){
+if(typeof data62 === "string"){
+if(!(formats2.test(data62))){
+const err123 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -9144,14 +9440,10 @@ else {
 vErrors.push(err123);
 }
 errors++;
-break;
 }
 }
-if(_errs136 === errors){
-if(data.type !== undefined){
-const _errs137 = errors;
-if("event" !== data.type){
-const err124 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const err124 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -9160,16 +9452,18 @@ vErrors.push(err124);
 }
 errors++;
 }
-var valid15 = _errs137 === errors;
+}
+}
+var valid14 = _errs137 === errors;
 }
 else {
-var valid15 = true;
+var valid14 = true;
 }
-if(valid15){
-if(data.channel !== undefined){
-const _errs138 = errors;
-if(typeof data.channel !== "string"){
-const err125 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid14){
+if(data61.title !== undefined){
+const _errs139 = errors;
+if(typeof data61.title !== "string"){
+const err125 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/8/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -9178,17 +9472,16 @@ vErrors.push(err125);
 }
 errors++;
 }
-var valid15 = _errs138 === errors;
+var valid14 = _errs139 === errors;
 }
 else {
-var valid15 = true;
+var valid14 = true;
 }
-if(valid15){
-if(data.event_type !== undefined){
-let data62 = data.event_type;
-const _errs140 = errors;
-if(!((data62 === "login-assignment:assigned") || (data62 === "login-assignment:removed"))){
-const err126 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(valid14){
+if(data61.status !== undefined){
+const _errs141 = errors;
+if(typeof data61.status !== "string"){
+const err126 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/8/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -9197,20 +9490,16 @@ vErrors.push(err126);
 }
 errors++;
 }
-var valid15 = _errs140 === errors;
+var valid14 = _errs141 === errors;
 }
 else {
-var valid15 = true;
+var valid14 = true;
 }
-if(valid15){
-if(data.data !== undefined){
-let data63 = data.data;
-const _errs141 = errors;
-if(errors === _errs141){
-if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
-let missing15;
-if(((((data63.id === undefined) && (missing15 = "id")) || ((data63.provider === undefined) && (missing15 = "provider"))) || ((data63.status === undefined) && (missing15 = "status"))) || ((data63.at === undefined) && (missing15 = "at"))){
-const err127 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+if(valid14){
+if(data61.my_vote !== undefined){
+const _errs143 = errors;
+if(data61.my_vote !== null){
+const err127 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/8/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -9219,11 +9508,18 @@ vErrors.push(err127);
 }
 errors++;
 }
+var valid14 = _errs143 === errors;
+}
 else {
-const _errs143 = errors;
-for(const key10 in data63){
-if(!((((key10 === "id") || (key10 === "provider")) || (key10 === "status")) || (key10 === "at"))){
-const err128 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+var valid14 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err128 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -9231,18 +9527,21 @@ else {
 vErrors.push(err128);
 }
 errors++;
-break;
 }
 }
-if(_errs143 === errors){
-if(data63.id !== undefined){
-let data64 = data63.id;
-const _errs144 = errors;
-if(errors === _errs144){
-if(errors === _errs144){
-if(typeof data64 === "string"){
-if(!(formats2.test(data64))){
-const err129 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid13 = _errs135 === errors;
+}
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data.cursor !== undefined){
+let data66 = data.cursor;
+const _errs145 = errors;
+if(errors === _errs145){
+if(typeof data66 === "string"){
+if(func2(data66) > 128){
+const err129 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -9251,9 +9550,9 @@ vErrors.push(err129);
 }
 errors++;
 }
-}
 else {
-const err130 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data66) < 1){
+const err130 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -9264,16 +9563,8 @@ errors++;
 }
 }
 }
-var valid16 = _errs144 === errors;
-}
 else {
-var valid16 = true;
-}
-if(valid16){
-if(data63.provider !== undefined){
-const _errs146 = errors;
-if(typeof data63.provider !== "string"){
-const err131 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/9/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err131 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -9282,17 +9573,21 @@ vErrors.push(err131);
 }
 errors++;
 }
-var valid16 = _errs146 === errors;
+}
+var valid13 = _errs145 === errors;
 }
 else {
-var valid16 = true;
+var valid13 = true;
 }
-if(valid16){
-if(data63.status !== undefined){
-let data66 = data63.status;
-const _errs148 = errors;
-if(!((data66 === "assigned") || (data66 === "removed"))){
-const err132 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/9/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[9].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err132 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -9301,20 +9596,16 @@ vErrors.push(err132);
 }
 errors++;
 }
-var valid16 = _errs148 === errors;
 }
-else {
-var valid16 = true;
-}
-if(valid16){
-if(data63.at !== undefined){
-let data67 = data63.at;
-const _errs149 = errors;
-if(errors === _errs149){
-if(errors === _errs149){
-if(typeof data67 === "string"){
-if(!(formats0.validate(data67))){
-const err133 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+var _valid0 = _errs128 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs147 = errors;
+if(errors === _errs147){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing14;
+if(((((data.type === undefined) && (missing14 = "type")) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.data === undefined) && (missing14 = "data"))) || ((data.event_type === undefined) && (missing14 = "event_type"))){
+const err133 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -9323,9 +9614,11 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
 else {
-const err134 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/9/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs149 = errors;
+for(const key10 in data){
+if(!(((((key10 === "type") || (key10 === "channel")) || (key10 === "event_type")) || (key10 === "data")) || (key10 === "cursor"))){
+const err134 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -9333,22 +9626,14 @@ else {
 vErrors.push(err134);
 }
 errors++;
+break;
 }
 }
-}
-var valid16 = _errs149 === errors;
-}
-else {
-var valid16 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err135 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs149 === errors){
+if(data.type !== undefined){
+const _errs150 = errors;
+if("event" !== data.type){
+const err135 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -9357,20 +9642,16 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-var valid15 = _errs141 === errors;
+var valid15 = _errs150 === errors;
 }
 else {
 var valid15 = true;
 }
 if(valid15){
-if(data.cursor !== undefined){
-let data68 = data.cursor;
+if(data.channel !== undefined){
 const _errs151 = errors;
-if(errors === _errs151){
-if(typeof data68 === "string"){
-if(func2(data68) > 128){
-const err136 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(typeof data.channel !== "string"){
+const err136 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -9379,9 +9660,16 @@ vErrors.push(err136);
 }
 errors++;
 }
+var valid15 = _errs151 === errors;
+}
 else {
-if(func2(data68) < 1){
-const err137 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid15 = true;
+}
+if(valid15){
+if(data.event_type !== undefined){
+const _errs153 = errors;
+if("idea:deleted" !== data.event_type){
+const err137 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -9390,10 +9678,20 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
+var valid15 = _errs153 === errors;
 }
 else {
-const err138 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid15 = true;
+}
+if(valid15){
+if(data.data !== undefined){
+let data70 = data.data;
+const _errs154 = errors;
+if(errors === _errs154){
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
+let missing15;
+if((data70.id === undefined) && (missing15 = "id")){
+const err138 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -9402,21 +9700,15 @@ vErrors.push(err138);
 }
 errors++;
 }
-}
-var valid15 = _errs151 === errors;
-}
 else {
-var valid15 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err139 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data70.id !== undefined){
+let data71 = data70.id;
+const _errs156 = errors;
+if(errors === _errs156){
+if(errors === _errs156){
+if(typeof data71 === "string"){
+if(!(formats2.test(data71))){
+const err139 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -9426,15 +9718,8 @@ vErrors.push(err139);
 errors++;
 }
 }
-var _valid0 = _errs134 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs153 = errors;
-if(errors === _errs153){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing16;
-if((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))){
-const err140 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+else {
+const err140 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -9443,11 +9728,13 @@ vErrors.push(err140);
 }
 errors++;
 }
+}
+}
+}
+}
+}
 else {
-const _errs155 = errors;
-for(const key11 in data){
-if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
-const err141 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+const err141 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -9455,14 +9742,21 @@ else {
 vErrors.push(err141);
 }
 errors++;
-break;
 }
 }
-if(_errs155 === errors){
-if(data.type !== undefined){
-const _errs156 = errors;
-if("event" !== data.type){
-const err142 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var valid15 = _errs154 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data.cursor !== undefined){
+let data72 = data.cursor;
+const _errs158 = errors;
+if(errors === _errs158){
+if(typeof data72 === "string"){
+if(func2(data72) > 128){
+const err142 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -9471,16 +9765,9 @@ vErrors.push(err142);
 }
 errors++;
 }
-var valid17 = _errs156 === errors;
-}
 else {
-var valid17 = true;
-}
-if(valid17){
-if(data.channel !== undefined){
-const _errs157 = errors;
-if(typeof data.channel !== "string"){
-const err143 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data72) < 1){
+const err143 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -9489,16 +9776,10 @@ vErrors.push(err143);
 }
 errors++;
 }
-var valid17 = _errs157 === errors;
+}
 }
 else {
-var valid17 = true;
-}
-if(valid17){
-if(data.event_type !== undefined){
-const _errs159 = errors;
-if("overlay:update" !== data.event_type){
-const err144 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+const err144 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -9507,20 +9788,21 @@ vErrors.push(err144);
 }
 errors++;
 }
-var valid17 = _errs159 === errors;
+}
+var valid15 = _errs158 === errors;
 }
 else {
-var valid17 = true;
+var valid15 = true;
 }
-if(valid17){
-if(data.data !== undefined){
-let data72 = data.data;
-const _errs160 = errors;
-if(errors === _errs160){
-if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
-let missing17;
-if((((((((data72.id === undefined) && (missing17 = "id")) || ((data72.account_id === undefined) && (missing17 = "account_id"))) || ((data72.name === undefined) && (missing17 = "name"))) || ((data72.settings === undefined) && (missing17 = "settings"))) || ((data72.version === undefined) && (missing17 = "version"))) || ((data72.created_at === undefined) && (missing17 = "created_at"))) || ((data72.updated_at === undefined) && (missing17 = "updated_at"))){
-const err145 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err145 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -9529,11 +9811,16 @@ vErrors.push(err145);
 }
 errors++;
 }
-else {
-const _errs162 = errors;
-for(const key12 in data72){
-if(!(((((((key12 === "id") || (key12 === "account_id")) || (key12 === "name")) || (key12 === "settings")) || (key12 === "version")) || (key12 === "created_at")) || (key12 === "updated_at"))){
-const err146 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs147 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs160 = errors;
+if(errors === _errs160){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing16;
+if(((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))) || ((data.event_type === undefined) && (missing16 = "event_type"))){
+const err146 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -9541,18 +9828,12 @@ else {
 vErrors.push(err146);
 }
 errors++;
-break;
 }
-}
-if(_errs162 === errors){
-if(data72.id !== undefined){
-let data73 = data72.id;
-const _errs163 = errors;
-if(errors === _errs163){
-if(errors === _errs163){
-if(typeof data73 === "string"){
-if(!(formats2.test(data73))){
-const err147 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+else {
+const _errs162 = errors;
+for(const key11 in data){
+if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
+const err147 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -9560,10 +9841,14 @@ else {
 vErrors.push(err147);
 }
 errors++;
+break;
 }
 }
-else {
-const err148 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs162 === errors){
+if(data.type !== undefined){
+const _errs163 = errors;
+if("event" !== data.type){
+const err148 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -9572,22 +9857,16 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-}
-var valid18 = _errs163 === errors;
+var valid17 = _errs163 === errors;
 }
 else {
-var valid18 = true;
+var valid17 = true;
 }
-if(valid18){
-if(data72.account_id !== undefined){
-let data74 = data72.account_id;
-const _errs165 = errors;
-if(errors === _errs165){
-if(errors === _errs165){
-if(typeof data74 === "string"){
-if(!(formats2.test(data74))){
-const err149 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(valid17){
+if(data.channel !== undefined){
+const _errs164 = errors;
+if(typeof data.channel !== "string"){
+const err149 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -9596,9 +9875,17 @@ vErrors.push(err149);
 }
 errors++;
 }
+var valid17 = _errs164 === errors;
 }
 else {
-const err150 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid17 = true;
+}
+if(valid17){
+if(data.event_type !== undefined){
+let data75 = data.event_type;
+const _errs166 = errors;
+if(!((data75 === "login-assignment:assigned") || (data75 === "login-assignment:removed"))){
+const err150 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[10].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -9607,18 +9894,20 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-}
-var valid18 = _errs165 === errors;
+var valid17 = _errs166 === errors;
 }
 else {
-var valid18 = true;
+var valid17 = true;
 }
-if(valid18){
-if(data72.name !== undefined){
+if(valid17){
+if(data.data !== undefined){
+let data76 = data.data;
 const _errs167 = errors;
-if(typeof data72.name !== "string"){
-const err151 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/10/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs167){
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+let missing17;
+if(((((data76.id === undefined) && (missing17 = "id")) || ((data76.provider === undefined) && (missing17 = "provider"))) || ((data76.status === undefined) && (missing17 = "status"))) || ((data76.at === undefined) && (missing17 = "at"))){
+const err151 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -9627,20 +9916,11 @@ vErrors.push(err151);
 }
 errors++;
 }
-var valid18 = _errs167 === errors;
-}
 else {
-var valid18 = true;
-}
-if(valid18){
-if(data72.settings !== undefined){
-let data76 = data72.settings;
 const _errs169 = errors;
-if(errors === _errs169){
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-}
-else {
-const err152 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/10/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key12 in data76){
+if(!((((key12 === "id") || (key12 === "provider")) || (key12 === "status")) || (key12 === "at"))){
+const err152 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -9648,19 +9928,18 @@ else {
 vErrors.push(err152);
 }
 errors++;
+break;
 }
 }
-var valid18 = _errs169 === errors;
-}
-else {
-var valid18 = true;
-}
-if(valid18){
-if(data72.version !== undefined){
-let data77 = data72.version;
-const _errs172 = errors;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
-const err153 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(_errs169 === errors){
+if(data76.id !== undefined){
+let data77 = data76.id;
+const _errs170 = errors;
+if(errors === _errs170){
+if(errors === _errs170){
+if(typeof data77 === "string"){
+if(!(formats2.test(data77))){
+const err153 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -9669,10 +9948,9 @@ vErrors.push(err153);
 }
 errors++;
 }
-if(errors === _errs172){
-if((typeof data77 == "number") && (isFinite(data77))){
-if(data77 < 1 || isNaN(data77)){
-const err154 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/10/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err154 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -9683,20 +9961,16 @@ errors++;
 }
 }
 }
-var valid18 = _errs172 === errors;
+var valid18 = _errs170 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data72.created_at !== undefined){
-let data78 = data72.created_at;
-const _errs174 = errors;
-if(errors === _errs174){
-if(errors === _errs174){
-if(typeof data78 === "string"){
-if(!(formats0.validate(data78))){
-const err155 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data76.provider !== undefined){
+const _errs172 = errors;
+if(typeof data76.provider !== "string"){
+const err155 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/10/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -9705,9 +9979,17 @@ vErrors.push(err155);
 }
 errors++;
 }
+var valid18 = _errs172 === errors;
 }
 else {
-const err156 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/10/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid18 = true;
+}
+if(valid18){
+if(data76.status !== undefined){
+let data79 = data76.status;
+const _errs174 = errors;
+if(!((data79 === "assigned") || (data79 === "removed"))){
+const err156 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/10/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[10].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -9716,22 +9998,20 @@ vErrors.push(err156);
 }
 errors++;
 }
-}
-}
 var valid18 = _errs174 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data72.updated_at !== undefined){
-let data79 = data72.updated_at;
-const _errs176 = errors;
-if(errors === _errs176){
-if(errors === _errs176){
-if(typeof data79 === "string"){
-if(!(formats0.validate(data79))){
-const err157 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data76.at !== undefined){
+let data80 = data76.at;
+const _errs175 = errors;
+if(errors === _errs175){
+if(errors === _errs175){
+if(typeof data80 === "string"){
+if(!(formats0.validate(data80))){
+const err157 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/10/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -9742,7 +10022,7 @@ errors++;
 }
 }
 else {
-const err158 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/10/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err158 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/10/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -9753,13 +10033,10 @@ errors++;
 }
 }
 }
-var valid18 = _errs176 === errors;
+var valid18 = _errs175 === errors;
 }
 else {
 var valid18 = true;
-}
-}
-}
 }
 }
 }
@@ -9778,18 +10055,18 @@ vErrors.push(err159);
 errors++;
 }
 }
-var valid17 = _errs160 === errors;
+var valid17 = _errs167 === errors;
 }
 else {
 var valid17 = true;
 }
 if(valid17){
 if(data.cursor !== undefined){
-let data80 = data.cursor;
-const _errs178 = errors;
-if(errors === _errs178){
-if(typeof data80 === "string"){
-if(func2(data80) > 128){
+let data81 = data.cursor;
+const _errs177 = errors;
+if(errors === _errs177){
+if(typeof data81 === "string"){
+if(func2(data81) > 128){
 const err160 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err160];
@@ -9800,7 +10077,7 @@ vErrors.push(err160);
 errors++;
 }
 else {
-if(func2(data80) < 1){
+if(func2(data81) < 1){
 const err161 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err161];
@@ -9823,7 +10100,7 @@ vErrors.push(err162);
 errors++;
 }
 }
-var valid17 = _errs178 === errors;
+var valid17 = _errs177 === errors;
 }
 else {
 var valid17 = true;
@@ -9846,11 +10123,11 @@ vErrors.push(err163);
 errors++;
 }
 }
-var _valid0 = _errs153 === errors;
+var _valid0 = _errs160 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
-const _errs180 = errors;
-if(errors === _errs180){
+const _errs179 = errors;
+if(errors === _errs179){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing18;
 if((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))){
@@ -9864,7 +10141,7 @@ vErrors.push(err164);
 errors++;
 }
 else {
-const _errs182 = errors;
+const _errs181 = errors;
 for(const key13 in data){
 if(!(((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data")) || (key13 === "cursor"))){
 const err165 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
@@ -9878,9 +10155,9 @@ errors++;
 break;
 }
 }
-if(_errs182 === errors){
+if(_errs181 === errors){
 if(data.type !== undefined){
-const _errs183 = errors;
+const _errs182 = errors;
 if("event" !== data.type){
 const err166 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
@@ -9891,14 +10168,14 @@ vErrors.push(err166);
 }
 errors++;
 }
-var valid19 = _errs183 === errors;
+var valid19 = _errs182 === errors;
 }
 else {
 var valid19 = true;
 }
 if(valid19){
 if(data.channel !== undefined){
-const _errs184 = errors;
+const _errs183 = errors;
 if(typeof data.channel !== "string"){
 const err167 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -9909,16 +10186,16 @@ vErrors.push(err167);
 }
 errors++;
 }
-var valid19 = _errs184 === errors;
+var valid19 = _errs183 === errors;
 }
 else {
 var valid19 = true;
 }
 if(valid19){
 if(data.event_type !== undefined){
-const _errs186 = errors;
-if(typeof data.event_type !== "string"){
-const err168 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs185 = errors;
+if("overlay:update" !== data.event_type){
+const err168 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -9927,19 +10204,20 @@ vErrors.push(err168);
 }
 errors++;
 }
-var valid19 = _errs186 === errors;
+var valid19 = _errs185 === errors;
 }
 else {
 var valid19 = true;
 }
 if(valid19){
-if(data.cursor !== undefined){
-let data84 = data.cursor;
-const _errs188 = errors;
-if(errors === _errs188){
-if(typeof data84 === "string"){
-if(func2(data84) > 128){
-const err169 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data.data !== undefined){
+let data85 = data.data;
+const _errs186 = errors;
+if(errors === _errs186){
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+let missing19;
+if((((((((data85.id === undefined) && (missing19 = "id")) || ((data85.account_id === undefined) && (missing19 = "account_id"))) || ((data85.name === undefined) && (missing19 = "name"))) || ((data85.settings === undefined) && (missing19 = "settings"))) || ((data85.version === undefined) && (missing19 = "version"))) || ((data85.created_at === undefined) && (missing19 = "created_at"))) || ((data85.updated_at === undefined) && (missing19 = "updated_at"))){
+const err169 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -9949,8 +10227,10 @@ vErrors.push(err169);
 errors++;
 }
 else {
-if(func2(data84) < 1){
-const err170 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const _errs188 = errors;
+for(const key14 in data85){
+if(!(((((((key14 === "id") || (key14 === "account_id")) || (key14 === "name")) || (key14 === "settings")) || (key14 === "version")) || (key14 === "created_at")) || (key14 === "updated_at"))){
+const err170 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -9958,11 +10238,18 @@ else {
 vErrors.push(err170);
 }
 errors++;
+break;
 }
 }
-}
-else {
-const err171 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs188 === errors){
+if(data85.id !== undefined){
+let data86 = data85.id;
+const _errs189 = errors;
+if(errors === _errs189){
+if(errors === _errs189){
+if(typeof data86 === "string"){
+if(!(formats2.test(data86))){
+const err171 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -9972,19 +10259,8 @@ vErrors.push(err171);
 errors++;
 }
 }
-var valid19 = _errs188 === errors;
-}
 else {
-var valid19 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err172 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err172 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -9994,15 +10270,21 @@ vErrors.push(err172);
 errors++;
 }
 }
-var _valid0 = _errs180 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs190 = errors;
-if(errors === _errs190){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing19;
-if(((((data.type === undefined) && (missing19 = "type")) || ((data.channel === undefined) && (missing19 = "channel"))) || ((data.data === undefined) && (missing19 = "data"))) || ((data.event_type === undefined) && (missing19 = "event_type"))){
-const err173 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+}
+var valid20 = _errs189 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
+if(data85.account_id !== undefined){
+let data87 = data85.account_id;
+const _errs191 = errors;
+if(errors === _errs191){
+if(errors === _errs191){
+if(typeof data87 === "string"){
+if(!(formats2.test(data87))){
+const err173 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/11/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -10011,11 +10293,9 @@ vErrors.push(err173);
 }
 errors++;
 }
+}
 else {
-const _errs192 = errors;
-for(const key14 in data){
-if(!((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data"))){
-const err174 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+const err174 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/11/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -10023,14 +10303,19 @@ else {
 vErrors.push(err174);
 }
 errors++;
-break;
 }
 }
-if(_errs192 === errors){
-if(data.type !== undefined){
+}
+var valid20 = _errs191 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
+if(data85.name !== undefined){
 const _errs193 = errors;
-if("event" !== data.type){
-const err175 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(typeof data85.name !== "string"){
+const err175 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/11/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -10045,10 +10330,14 @@ else {
 var valid20 = true;
 }
 if(valid20){
-if(data.channel !== undefined){
-const _errs194 = errors;
-if(typeof data.channel !== "string"){
-const err176 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data85.settings !== undefined){
+let data89 = data85.settings;
+const _errs195 = errors;
+if(errors === _errs195){
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+}
+else {
+const err176 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/11/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -10057,16 +10346,18 @@ vErrors.push(err176);
 }
 errors++;
 }
-var valid20 = _errs194 === errors;
+}
+var valid20 = _errs195 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data.event_type !== undefined){
-const _errs196 = errors;
-if("bootstrap" !== data.event_type){
-const err177 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+if(data85.version !== undefined){
+let data90 = data85.version;
+const _errs198 = errors;
+if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
+const err177 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/11/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -10075,20 +10366,10 @@ vErrors.push(err177);
 }
 errors++;
 }
-var valid20 = _errs196 === errors;
-}
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data.data !== undefined){
-let data88 = data.data;
-const _errs197 = errors;
-if(errors === _errs197){
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
-let missing20;
-if((data88.connections === undefined) && (missing20 = "connections")){
-const err178 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+if(errors === _errs198){
+if((typeof data90 == "number") && (isFinite(data90))){
+if(data90 < 1 || isNaN(data90)){
+const err178 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/11/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -10097,22 +10378,22 @@ vErrors.push(err178);
 }
 errors++;
 }
+}
+}
+var valid20 = _errs198 === errors;
+}
 else {
-if(data88.connections !== undefined){
-let data89 = data88.connections;
-const _errs199 = errors;
-if(errors === _errs199){
-if(Array.isArray(data89)){
-var valid22 = true;
-const len0 = data89.length;
-for(let i0=0; i0<len0; i0++){
-let data90 = data89[i0];
-const _errs201 = errors;
-if(errors === _errs201){
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
-let missing21;
-if((data90.session_id === undefined) && (missing21 = "session_id")){
-const err179 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
+var valid20 = true;
+}
+if(valid20){
+if(data85.created_at !== undefined){
+let data91 = data85.created_at;
+const _errs200 = errors;
+if(errors === _errs200){
+if(errors === _errs200){
+if(typeof data91 === "string"){
+if(!(formats0.validate(data91))){
+const err179 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/11/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -10121,15 +10402,9 @@ vErrors.push(err179);
 }
 errors++;
 }
+}
 else {
-if(data90.session_id !== undefined){
-let data91 = data90.session_id;
-const _errs203 = errors;
-if(errors === _errs203){
-if(errors === _errs203){
-if(typeof data91 === "string"){
-if(!(formats2.test(data91))){
-const err180 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err180 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/11/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -10139,8 +10414,21 @@ vErrors.push(err180);
 errors++;
 }
 }
+}
+var valid20 = _errs200 === errors;
+}
 else {
-const err181 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid20 = true;
+}
+if(valid20){
+if(data85.updated_at !== undefined){
+let data92 = data85.updated_at;
+const _errs202 = errors;
+if(errors === _errs202){
+if(errors === _errs202){
+if(typeof data92 === "string"){
+if(!(formats0.validate(data92))){
+const err181 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/11/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -10150,18 +10438,8 @@ vErrors.push(err181);
 errors++;
 }
 }
-}
-var valid23 = _errs203 === errors;
-}
 else {
-var valid23 = true;
-}
-if(valid23){
-if(data90.user_id !== undefined){
-let data92 = data90.user_id;
-const _errs205 = errors;
-if((typeof data92 !== "string") && (data92 !== null)){
-const err182 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
+const err182 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/11/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -10170,117 +10448,9 @@ vErrors.push(err182);
 }
 errors++;
 }
-var valid23 = _errs205 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data90.account_id !== undefined){
-let data93 = data90.account_id;
-const _errs207 = errors;
-if((typeof data93 !== "string") && (data93 !== null)){
-const err183 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err183];
-}
-else {
-vErrors.push(err183);
-}
-errors++;
-}
-var valid23 = _errs207 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data90.display_name !== undefined){
-let data94 = data90.display_name;
-const _errs209 = errors;
-if((typeof data94 !== "string") && (data94 !== null)){
-const err184 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err184];
-}
-else {
-vErrors.push(err184);
-}
-errors++;
-}
-var valid23 = _errs209 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data90.avatar_url !== undefined){
-let data95 = data90.avatar_url;
-const _errs211 = errors;
-if((typeof data95 !== "string") && (data95 !== null)){
-const err185 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/12/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[12].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err185];
-}
-else {
-vErrors.push(err185);
-}
-errors++;
-}
-var valid23 = _errs211 === errors;
-}
-else {
-var valid23 = true;
 }
 }
-}
-}
-}
-}
-}
-else {
-const err186 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/12/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err186];
-}
-else {
-vErrors.push(err186);
-}
-errors++;
-}
-}
-var valid22 = _errs201 === errors;
-if(!valid22){
-break;
-}
-}
-}
-else {
-const err187 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/12/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err187];
-}
-else {
-vErrors.push(err187);
-}
-errors++;
-}
-}
-}
-}
-}
-else {
-const err188 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err188];
-}
-else {
-vErrors.push(err188);
-}
-errors++;
-}
-}
-var valid20 = _errs197 === errors;
+var valid20 = _errs202 === errors;
 }
 else {
 var valid20 = true;
@@ -10291,8 +10461,110 @@ var valid20 = true;
 }
 }
 }
+}
+}
+}
 else {
-const err189 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err183 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+var valid19 = _errs186 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data.cursor !== undefined){
+let data93 = data.cursor;
+const _errs204 = errors;
+if(errors === _errs204){
+if(typeof data93 === "string"){
+if(func2(data93) > 128){
+const err184 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+else {
+if(func2(data93) < 1){
+const err185 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+}
+}
+else {
+const err186 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+var valid19 = _errs204 === errors;
+}
+else {
+var valid19 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err187 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+var _valid0 = _errs179 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs206 = errors;
+if(errors === _errs206){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing20;
+if((((data.type === undefined) && (missing20 = "type")) || ((data.channel === undefined) && (missing20 = "channel"))) || ((data.data === undefined) && (missing20 = "data"))){
+const err188 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+else {
+const _errs208 = errors;
+for(const key15 in data){
+if(!(((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data")) || (key15 === "cursor"))){
+const err189 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -10300,17 +10572,14 @@ else {
 vErrors.push(err189);
 }
 errors++;
+break;
 }
 }
-var _valid0 = _errs190 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs213 = errors;
-if(errors === _errs213){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing22;
-if(((((data.type === undefined) && (missing22 = "type")) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.data === undefined) && (missing22 = "data"))) || ((data.event_type === undefined) && (missing22 = "event_type"))){
-const err190 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+if(_errs208 === errors){
+if(data.type !== undefined){
+const _errs209 = errors;
+if("event" !== data.type){
+const err190 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -10319,11 +10588,16 @@ vErrors.push(err190);
 }
 errors++;
 }
+var valid21 = _errs209 === errors;
+}
 else {
-const _errs215 = errors;
-for(const key15 in data){
-if(!((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data"))){
-const err191 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+var valid21 = true;
+}
+if(valid21){
+if(data.channel !== undefined){
+const _errs210 = errors;
+if(typeof data.channel !== "string"){
+const err191 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -10331,14 +10605,17 @@ else {
 vErrors.push(err191);
 }
 errors++;
-break;
 }
+var valid21 = _errs210 === errors;
 }
-if(_errs215 === errors){
-if(data.type !== undefined){
-const _errs216 = errors;
-if("event" !== data.type){
-const err192 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data.event_type !== undefined){
+const _errs212 = errors;
+if(typeof data.event_type !== "string"){
+const err192 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -10347,16 +10624,19 @@ vErrors.push(err192);
 }
 errors++;
 }
-var valid24 = _errs216 === errors;
+var valid21 = _errs212 === errors;
 }
 else {
-var valid24 = true;
+var valid21 = true;
 }
-if(valid24){
-if(data.channel !== undefined){
-const _errs217 = errors;
-if(typeof data.channel !== "string"){
-const err193 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid21){
+if(data.cursor !== undefined){
+let data97 = data.cursor;
+const _errs214 = errors;
+if(errors === _errs214){
+if(typeof data97 === "string"){
+if(func2(data97) > 128){
+const err193 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -10365,16 +10645,9 @@ vErrors.push(err193);
 }
 errors++;
 }
-var valid24 = _errs217 === errors;
-}
 else {
-var valid24 = true;
-}
-if(valid24){
-if(data.event_type !== undefined){
-const _errs219 = errors;
-if("presence:join" !== data.event_type){
-const err194 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+if(func2(data97) < 1){
+const err194 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -10383,20 +10656,10 @@ vErrors.push(err194);
 }
 errors++;
 }
-var valid24 = _errs219 === errors;
+}
 }
 else {
-var valid24 = true;
-}
-if(valid24){
-if(data.data !== undefined){
-let data99 = data.data;
-const _errs220 = errors;
-if(errors === _errs220){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-let missing23;
-if((data99.session_id === undefined) && (missing23 = "session_id")){
-const err195 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
+const err195 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -10405,15 +10668,20 @@ vErrors.push(err195);
 }
 errors++;
 }
+}
+var valid21 = _errs214 === errors;
+}
 else {
-if(data99.session_id !== undefined){
-let data100 = data99.session_id;
-const _errs222 = errors;
-if(errors === _errs222){
-if(errors === _errs222){
-if(typeof data100 === "string"){
-if(!(formats2.test(data100))){
-const err196 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid21 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err196 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -10423,8 +10691,15 @@ vErrors.push(err196);
 errors++;
 }
 }
-else {
-const err197 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs206 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs216 = errors;
+if(errors === _errs216){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing21;
+if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
+const err197 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -10433,19 +10708,11 @@ vErrors.push(err197);
 }
 errors++;
 }
-}
-}
-var valid25 = _errs222 === errors;
-}
 else {
-var valid25 = true;
-}
-if(valid25){
-if(data99.user_id !== undefined){
-let data101 = data99.user_id;
-const _errs224 = errors;
-if((typeof data101 !== "string") && (data101 !== null)){
-const err198 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/13/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.user_id.type},message:"must be string,null"};
+const _errs218 = errors;
+for(const key16 in data){
+if(!((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data"))){
+const err198 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -10453,18 +10720,14 @@ else {
 vErrors.push(err198);
 }
 errors++;
+break;
 }
-var valid25 = _errs224 === errors;
 }
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data99.account_id !== undefined){
-let data102 = data99.account_id;
-const _errs226 = errors;
-if((typeof data102 !== "string") && (data102 !== null)){
-const err199 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.account_id.type},message:"must be string,null"};
+if(_errs218 === errors){
+if(data.type !== undefined){
+const _errs219 = errors;
+if("event" !== data.type){
+const err199 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -10473,17 +10736,16 @@ vErrors.push(err199);
 }
 errors++;
 }
-var valid25 = _errs226 === errors;
+var valid22 = _errs219 === errors;
 }
 else {
-var valid25 = true;
+var valid22 = true;
 }
-if(valid25){
-if(data99.display_name !== undefined){
-let data103 = data99.display_name;
-const _errs228 = errors;
-if((typeof data103 !== "string") && (data103 !== null)){
-const err200 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/13/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.display_name.type},message:"must be string,null"};
+if(valid22){
+if(data.channel !== undefined){
+const _errs220 = errors;
+if(typeof data.channel !== "string"){
+const err200 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -10492,17 +10754,16 @@ vErrors.push(err200);
 }
 errors++;
 }
-var valid25 = _errs228 === errors;
+var valid22 = _errs220 === errors;
 }
 else {
-var valid25 = true;
+var valid22 = true;
 }
-if(valid25){
-if(data99.avatar_url !== undefined){
-let data104 = data99.avatar_url;
-const _errs230 = errors;
-if((typeof data104 !== "string") && (data104 !== null)){
-const err201 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[13].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(valid22){
+if(data.event_type !== undefined){
+const _errs222 = errors;
+if("bootstrap" !== data.event_type){
+const err201 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -10511,7 +10772,159 @@ vErrors.push(err201);
 }
 errors++;
 }
-var valid25 = _errs230 === errors;
+var valid22 = _errs222 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data.data !== undefined){
+let data101 = data.data;
+const _errs223 = errors;
+if(errors === _errs223){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+let missing22;
+if((data101.connections === undefined) && (missing22 = "connections")){
+const err202 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
+}
+else {
+if(data101.connections !== undefined){
+let data102 = data101.connections;
+const _errs225 = errors;
+if(errors === _errs225){
+if(Array.isArray(data102)){
+var valid24 = true;
+const len0 = data102.length;
+for(let i0=0; i0<len0; i0++){
+let data103 = data102[i0];
+const _errs227 = errors;
+if(errors === _errs227){
+if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
+let missing23;
+if((data103.session_id === undefined) && (missing23 = "session_id")){
+const err203 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/13/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+else {
+if(data103.session_id !== undefined){
+let data104 = data103.session_id;
+const _errs229 = errors;
+if(errors === _errs229){
+if(errors === _errs229){
+if(typeof data104 === "string"){
+if(!(formats2.test(data104))){
+const err204 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+}
+else {
+const err205 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+}
+}
+var valid25 = _errs229 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data103.user_id !== undefined){
+let data105 = data103.user_id;
+const _errs231 = errors;
+if((typeof data105 !== "string") && (data105 !== null)){
+const err206 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[13].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+var valid25 = _errs231 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data103.account_id !== undefined){
+let data106 = data103.account_id;
+const _errs233 = errors;
+if((typeof data106 !== "string") && (data106 !== null)){
+const err207 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[13].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+var valid25 = _errs233 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data103.display_name !== undefined){
+let data107 = data103.display_name;
+const _errs235 = errors;
+if((typeof data107 !== "string") && (data107 !== null)){
+const err208 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[13].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+var valid25 = _errs235 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data103.avatar_url !== undefined){
+let data108 = data103.avatar_url;
+const _errs237 = errors;
+if((typeof data108 !== "string") && (data108 !== null)){
+const err209 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[13].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+var valid25 = _errs237 === errors;
 }
 else {
 var valid25 = true;
@@ -10523,150 +10936,7 @@ var valid25 = true;
 }
 }
 else {
-const err202 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err202];
-}
-else {
-vErrors.push(err202);
-}
-errors++;
-}
-}
-var valid24 = _errs220 === errors;
-}
-else {
-var valid24 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err203 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err203];
-}
-else {
-vErrors.push(err203);
-}
-errors++;
-}
-}
-var _valid0 = _errs213 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs232 = errors;
-if(errors === _errs232){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing24;
-if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
-const err204 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
-if(vErrors === null){
-vErrors = [err204];
-}
-else {
-vErrors.push(err204);
-}
-errors++;
-}
-else {
-const _errs234 = errors;
-for(const key16 in data){
-if(!((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data"))){
-const err205 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err205];
-}
-else {
-vErrors.push(err205);
-}
-errors++;
-break;
-}
-}
-if(_errs234 === errors){
-if(data.type !== undefined){
-const _errs235 = errors;
-if("event" !== data.type){
-const err206 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err206];
-}
-else {
-vErrors.push(err206);
-}
-errors++;
-}
-var valid26 = _errs235 === errors;
-}
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data.channel !== undefined){
-const _errs236 = errors;
-if(typeof data.channel !== "string"){
-const err207 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err207];
-}
-else {
-vErrors.push(err207);
-}
-errors++;
-}
-var valid26 = _errs236 === errors;
-}
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data.event_type !== undefined){
-const _errs238 = errors;
-if("presence:leave" !== data.event_type){
-const err208 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err208];
-}
-else {
-vErrors.push(err208);
-}
-errors++;
-}
-var valid26 = _errs238 === errors;
-}
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data.data !== undefined){
-let data108 = data.data;
-const _errs239 = errors;
-if(errors === _errs239){
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
-let missing25;
-if((data108.session_id === undefined) && (missing25 = "session_id")){
-const err209 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
-if(vErrors === null){
-vErrors = [err209];
-}
-else {
-vErrors.push(err209);
-}
-errors++;
-}
-else {
-if(data108.session_id !== undefined){
-let data109 = data108.session_id;
-const _errs241 = errors;
-if(errors === _errs241){
-if(errors === _errs241){
-if(typeof data109 === "string"){
-if(!(formats2.test(data109))){
-const err210 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err210 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/13/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -10676,8 +10946,14 @@ vErrors.push(err210);
 errors++;
 }
 }
+var valid24 = _errs227 === errors;
+if(!valid24){
+break;
+}
+}
+}
 else {
-const err211 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err211 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/13/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -10688,17 +10964,10 @@ errors++;
 }
 }
 }
-var valid27 = _errs241 === errors;
+}
 }
 else {
-var valid27 = true;
-}
-if(valid27){
-if(data108.user_id !== undefined){
-let data110 = data108.user_id;
-const _errs243 = errors;
-if((typeof data110 !== "string") && (data110 !== null)){
-const err212 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/14/properties/data/properties/user_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.user_id.type},message:"must be string,null"};
+const err212 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -10707,17 +10976,20 @@ vErrors.push(err212);
 }
 errors++;
 }
-var valid27 = _errs243 === errors;
+}
+var valid22 = _errs223 === errors;
 }
 else {
-var valid27 = true;
+var valid22 = true;
 }
-if(valid27){
-if(data108.account_id !== undefined){
-let data111 = data108.account_id;
-const _errs245 = errors;
-if((typeof data111 !== "string") && (data111 !== null)){
-const err213 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.account_id.type},message:"must be string,null"};
+}
+}
+}
+}
+}
+}
+else {
+const err213 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -10726,17 +10998,16 @@ vErrors.push(err213);
 }
 errors++;
 }
-var valid27 = _errs245 === errors;
 }
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data108.display_name !== undefined){
-let data112 = data108.display_name;
-const _errs247 = errors;
-if((typeof data112 !== "string") && (data112 !== null)){
-const err214 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/14/properties/data/properties/display_name/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.display_name.type},message:"must be string,null"};
+var _valid0 = _errs216 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs239 = errors;
+if(errors === _errs239){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing24;
+if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
+const err214 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -10745,17 +11016,11 @@ vErrors.push(err214);
 }
 errors++;
 }
-var valid27 = _errs247 === errors;
-}
 else {
-var valid27 = true;
-}
-if(valid27){
-if(data108.avatar_url !== undefined){
-let data113 = data108.avatar_url;
-const _errs249 = errors;
-if((typeof data113 !== "string") && (data113 !== null)){
-const err215 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[14].properties.data.properties.avatar_url.type},message:"must be string,null"};
+const _errs241 = errors;
+for(const key17 in data){
+if(!((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data"))){
+const err215 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -10763,20 +11028,14 @@ else {
 vErrors.push(err215);
 }
 errors++;
-}
-var valid27 = _errs249 === errors;
-}
-else {
-var valid27 = true;
+break;
 }
 }
-}
-}
-}
-}
-}
-else {
-const err216 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs241 === errors){
+if(data.type !== undefined){
+const _errs242 = errors;
+if("event" !== data.type){
+const err216 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -10785,8 +11044,193 @@ vErrors.push(err216);
 }
 errors++;
 }
+var valid26 = _errs242 === errors;
 }
-var valid26 = _errs239 === errors;
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data.channel !== undefined){
+const _errs243 = errors;
+if(typeof data.channel !== "string"){
+const err217 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err217];
+}
+else {
+vErrors.push(err217);
+}
+errors++;
+}
+var valid26 = _errs243 === errors;
+}
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data.event_type !== undefined){
+const _errs245 = errors;
+if("presence:join" !== data.event_type){
+const err218 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+var valid26 = _errs245 === errors;
+}
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data.data !== undefined){
+let data112 = data.data;
+const _errs246 = errors;
+if(errors === _errs246){
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+let missing25;
+if((data112.session_id === undefined) && (missing25 = "session_id")){
+const err219 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+else {
+if(data112.session_id !== undefined){
+let data113 = data112.session_id;
+const _errs248 = errors;
+if(errors === _errs248){
+if(errors === _errs248){
+if(typeof data113 === "string"){
+if(!(formats2.test(data113))){
+const err220 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+else {
+const err221 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+}
+}
+}
+var valid27 = _errs248 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data112.user_id !== undefined){
+let data114 = data112.user_id;
+const _errs250 = errors;
+if((typeof data114 !== "string") && (data114 !== null)){
+const err222 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/14/properties/data/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err222];
+}
+else {
+vErrors.push(err222);
+}
+errors++;
+}
+var valid27 = _errs250 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data112.account_id !== undefined){
+let data115 = data112.account_id;
+const _errs252 = errors;
+if((typeof data115 !== "string") && (data115 !== null)){
+const err223 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err223];
+}
+else {
+vErrors.push(err223);
+}
+errors++;
+}
+var valid27 = _errs252 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data112.display_name !== undefined){
+let data116 = data112.display_name;
+const _errs254 = errors;
+if((typeof data116 !== "string") && (data116 !== null)){
+const err224 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/14/properties/data/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err224];
+}
+else {
+vErrors.push(err224);
+}
+errors++;
+}
+var valid27 = _errs254 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data112.avatar_url !== undefined){
+let data117 = data112.avatar_url;
+const _errs256 = errors;
+if((typeof data117 !== "string") && (data117 !== null)){
+const err225 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+var valid27 = _errs256 === errors;
+}
+else {
+var valid27 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err226 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err226];
+}
+else {
+vErrors.push(err226);
+}
+errors++;
+}
+}
+var valid26 = _errs246 === errors;
 }
 else {
 var valid26 = true;
@@ -10798,175 +11242,7 @@ var valid26 = true;
 }
 }
 else {
-const err217 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err217];
-}
-else {
-vErrors.push(err217);
-}
-errors++;
-}
-}
-var _valid0 = _errs232 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs251 = errors;
-if(errors === _errs251){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing26;
-if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
-const err218 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
-if(vErrors === null){
-vErrors = [err218];
-}
-else {
-vErrors.push(err218);
-}
-errors++;
-}
-else {
-const _errs253 = errors;
-for(const key17 in data){
-if(!((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data"))){
-const err219 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err219];
-}
-else {
-vErrors.push(err219);
-}
-errors++;
-break;
-}
-}
-if(_errs253 === errors){
-if(data.type !== undefined){
-const _errs254 = errors;
-if("event" !== data.type){
-const err220 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err220];
-}
-else {
-vErrors.push(err220);
-}
-errors++;
-}
-var valid28 = _errs254 === errors;
-}
-else {
-var valid28 = true;
-}
-if(valid28){
-if(data.channel !== undefined){
-const _errs255 = errors;
-if(typeof data.channel !== "string"){
-const err221 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err221];
-}
-else {
-vErrors.push(err221);
-}
-errors++;
-}
-var valid28 = _errs255 === errors;
-}
-else {
-var valid28 = true;
-}
-if(valid28){
-if(data.event_type !== undefined){
-const _errs257 = errors;
-if("bootstrap" !== data.event_type){
-const err222 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err222];
-}
-else {
-vErrors.push(err222);
-}
-errors++;
-}
-var valid28 = _errs257 === errors;
-}
-else {
-var valid28 = true;
-}
-if(valid28){
-if(data.data !== undefined){
-let data117 = data.data;
-const _errs258 = errors;
-if(!(data117 && typeof data117 == "object" && !Array.isArray(data117))){
-const err223 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err223];
-}
-else {
-vErrors.push(err223);
-}
-errors++;
-}
-var valid28 = _errs258 === errors;
-}
-else {
-var valid28 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err224 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err224];
-}
-else {
-vErrors.push(err224);
-}
-errors++;
-}
-}
-var _valid0 = _errs251 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs260 = errors;
-if(errors === _errs260){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing27;
-if(((((data.type === undefined) && (missing27 = "type")) || ((data.channel === undefined) && (missing27 = "channel"))) || ((data.data === undefined) && (missing27 = "data"))) || ((data.event_type === undefined) && (missing27 = "event_type"))){
-const err225 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
-if(vErrors === null){
-vErrors = [err225];
-}
-else {
-vErrors.push(err225);
-}
-errors++;
-}
-else {
-const _errs262 = errors;
-for(const key18 in data){
-if(!(((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data")) || (key18 === "cursor"))){
-const err226 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err226];
-}
-else {
-vErrors.push(err226);
-}
-errors++;
-break;
-}
-}
-if(_errs262 === errors){
-if(data.type !== undefined){
-const _errs263 = errors;
-if("event" !== data.type){
-const err227 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err227 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -10975,16 +11251,16 @@ vErrors.push(err227);
 }
 errors++;
 }
-var valid29 = _errs263 === errors;
 }
-else {
-var valid29 = true;
-}
-if(valid29){
-if(data.channel !== undefined){
-const _errs264 = errors;
-if(typeof data.channel !== "string"){
-const err228 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs239 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs258 = errors;
+if(errors === _errs258){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing26;
+if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
+const err228 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -10993,16 +11269,11 @@ vErrors.push(err228);
 }
 errors++;
 }
-var valid29 = _errs264 === errors;
-}
 else {
-var valid29 = true;
-}
-if(valid29){
-if(data.event_type !== undefined){
-const _errs266 = errors;
-if("public-stats:update" !== data.event_type){
-const err229 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
+const _errs260 = errors;
+for(const key18 in data){
+if(!((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data"))){
+const err229 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -11010,18 +11281,14 @@ else {
 vErrors.push(err229);
 }
 errors++;
+break;
 }
-var valid29 = _errs266 === errors;
 }
-else {
-var valid29 = true;
-}
-if(valid29){
-if(data.data !== undefined){
-let data121 = data.data;
-const _errs267 = errors;
-if(!(data121 && typeof data121 == "object" && !Array.isArray(data121))){
-const err230 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs260 === errors){
+if(data.type !== undefined){
+const _errs261 = errors;
+if("event" !== data.type){
+const err230 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -11030,19 +11297,16 @@ vErrors.push(err230);
 }
 errors++;
 }
-var valid29 = _errs267 === errors;
+var valid28 = _errs261 === errors;
 }
 else {
-var valid29 = true;
+var valid28 = true;
 }
-if(valid29){
-if(data.cursor !== undefined){
-let data122 = data.cursor;
-const _errs269 = errors;
-if(errors === _errs269){
-if(typeof data122 === "string"){
-if(func2(data122) > 128){
-const err231 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid28){
+if(data.channel !== undefined){
+const _errs262 = errors;
+if(typeof data.channel !== "string"){
+const err231 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -11051,9 +11315,16 @@ vErrors.push(err231);
 }
 errors++;
 }
+var valid28 = _errs262 === errors;
+}
 else {
-if(func2(data122) < 1){
-const err232 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid28 = true;
+}
+if(valid28){
+if(data.event_type !== undefined){
+const _errs264 = errors;
+if("presence:leave" !== data.event_type){
+const err232 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -11062,10 +11333,20 @@ vErrors.push(err232);
 }
 errors++;
 }
-}
+var valid28 = _errs264 === errors;
 }
 else {
-const err233 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid28 = true;
+}
+if(valid28){
+if(data.data !== undefined){
+let data121 = data.data;
+const _errs265 = errors;
+if(errors === _errs265){
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+let missing27;
+if((data121.session_id === undefined) && (missing27 = "session_id")){
+const err233 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -11074,21 +11355,15 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-var valid29 = _errs269 === errors;
-}
 else {
-var valid29 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err234 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data121.session_id !== undefined){
+let data122 = data121.session_id;
+const _errs267 = errors;
+if(errors === _errs267){
+if(errors === _errs267){
+if(typeof data122 === "string"){
+if(!(formats2.test(data122))){
+const err234 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -11098,15 +11373,8 @@ vErrors.push(err234);
 errors++;
 }
 }
-var _valid0 = _errs260 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs271 = errors;
-if(errors === _errs271){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing28;
-if(((((data.type === undefined) && (missing28 = "type")) || ((data.channel === undefined) && (missing28 = "channel"))) || ((data.data === undefined) && (missing28 = "data"))) || ((data.event_type === undefined) && (missing28 = "event_type"))){
-const err235 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
+else {
+const err235 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -11115,11 +11383,19 @@ vErrors.push(err235);
 }
 errors++;
 }
+}
+}
+var valid29 = _errs267 === errors;
+}
 else {
-const _errs273 = errors;
-for(const key19 in data){
-if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
-const err236 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+var valid29 = true;
+}
+if(valid29){
+if(data121.user_id !== undefined){
+let data123 = data121.user_id;
+const _errs269 = errors;
+if((typeof data123 !== "string") && (data123 !== null)){
+const err236 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/15/properties/data/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -11127,14 +11403,18 @@ else {
 vErrors.push(err236);
 }
 errors++;
-break;
 }
+var valid29 = _errs269 === errors;
 }
-if(_errs273 === errors){
-if(data.type !== undefined){
-const _errs274 = errors;
-if("event" !== data.type){
-const err237 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data121.account_id !== undefined){
+let data124 = data121.account_id;
+const _errs271 = errors;
+if((typeof data124 !== "string") && (data124 !== null)){
+const err237 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -11143,16 +11423,17 @@ vErrors.push(err237);
 }
 errors++;
 }
-var valid30 = _errs274 === errors;
+var valid29 = _errs271 === errors;
 }
 else {
-var valid30 = true;
+var valid29 = true;
 }
-if(valid30){
-if(data.channel !== undefined){
-const _errs275 = errors;
-if(typeof data.channel !== "string"){
-const err238 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid29){
+if(data121.display_name !== undefined){
+let data125 = data121.display_name;
+const _errs273 = errors;
+if((typeof data125 !== "string") && (data125 !== null)){
+const err238 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/15/properties/data/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -11161,16 +11442,17 @@ vErrors.push(err238);
 }
 errors++;
 }
-var valid30 = _errs275 === errors;
+var valid29 = _errs273 === errors;
 }
 else {
-var valid30 = true;
+var valid29 = true;
 }
-if(valid30){
-if(data.event_type !== undefined){
-const _errs277 = errors;
-if("sound:play" !== data.event_type){
-const err239 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
+if(valid29){
+if(data121.avatar_url !== undefined){
+let data126 = data121.avatar_url;
+const _errs275 = errors;
+if((typeof data126 !== "string") && (data126 !== null)){
+const err239 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/15/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -11179,20 +11461,19 @@ vErrors.push(err239);
 }
 errors++;
 }
-var valid30 = _errs277 === errors;
+var valid29 = _errs275 === errors;
 }
 else {
-var valid30 = true;
+var valid29 = true;
 }
-if(valid30){
-if(data.data !== undefined){
-let data126 = data.data;
-const _errs278 = errors;
-if(errors === _errs278){
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
-let missing29;
-if(((((data126.sound_id === undefined) && (missing29 = "sound_id")) || ((data126.name === undefined) && (missing29 = "name"))) || ((data126.volume === undefined) && (missing29 = "volume"))) || ((data126.stream_url === undefined) && (missing29 = "stream_url"))){
-const err240 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+}
+}
+}
+}
+}
+}
+else {
+const err240 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -11201,15 +11482,20 @@ vErrors.push(err240);
 }
 errors++;
 }
+}
+var valid28 = _errs265 === errors;
+}
 else {
-if(data126.sound_id !== undefined){
-let data127 = data126.sound_id;
-const _errs280 = errors;
-if(errors === _errs280){
-if(errors === _errs280){
-if(typeof data127 === "string"){
-if(!(formats2.test(data127))){
-const err241 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid28 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err241 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -11219,8 +11505,15 @@ vErrors.push(err241);
 errors++;
 }
 }
-else {
-const err242 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/17/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs258 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs277 = errors;
+if(errors === _errs277){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing28;
+if(((((data.type === undefined) && (missing28 = "type")) || ((data.channel === undefined) && (missing28 = "channel"))) || ((data.data === undefined) && (missing28 = "data"))) || ((data.event_type === undefined) && (missing28 = "event_type"))){
+const err242 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -11229,18 +11522,11 @@ vErrors.push(err242);
 }
 errors++;
 }
-}
-}
-var valid31 = _errs280 === errors;
-}
 else {
-var valid31 = true;
-}
-if(valid31){
-if(data126.name !== undefined){
-const _errs282 = errors;
-if(typeof data126.name !== "string"){
-const err243 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/17/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs279 = errors;
+for(const key19 in data){
+if(!((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data"))){
+const err243 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -11248,17 +11534,14 @@ else {
 vErrors.push(err243);
 }
 errors++;
+break;
 }
-var valid31 = _errs282 === errors;
 }
-else {
-var valid31 = true;
-}
-if(valid31){
-if(data126.content_type !== undefined){
-const _errs284 = errors;
-if(typeof data126.content_type !== "string"){
-const err244 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/17/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs279 === errors){
+if(data.type !== undefined){
+const _errs280 = errors;
+if("event" !== data.type){
+const err244 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -11267,17 +11550,16 @@ vErrors.push(err244);
 }
 errors++;
 }
-var valid31 = _errs284 === errors;
+var valid30 = _errs280 === errors;
 }
 else {
-var valid31 = true;
+var valid30 = true;
 }
-if(valid31){
-if(data126.duration_ms !== undefined){
-let data130 = data126.duration_ms;
-const _errs286 = errors;
-if((!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))) && (data130 !== null)){
-const err245 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/17/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema47.anyOf[17].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+if(valid30){
+if(data.channel !== undefined){
+const _errs281 = errors;
+if(typeof data.channel !== "string"){
+const err245 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -11286,19 +11568,16 @@ vErrors.push(err245);
 }
 errors++;
 }
-var valid31 = _errs286 === errors;
+var valid30 = _errs281 === errors;
 }
 else {
-var valid31 = true;
+var valid30 = true;
 }
-if(valid31){
-if(data126.volume !== undefined){
-let data131 = data126.volume;
-const _errs288 = errors;
-if(errors === _errs288){
-if((typeof data131 == "number") && (isFinite(data131))){
-if(data131 > 1 || isNaN(data131)){
-const err246 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(valid30){
+if(data.event_type !== undefined){
+const _errs283 = errors;
+if("bootstrap" !== data.event_type){
+const err246 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -11307,9 +11586,17 @@ vErrors.push(err246);
 }
 errors++;
 }
+var valid30 = _errs283 === errors;
+}
 else {
-if(data131 < 0 || isNaN(data131)){
-const err247 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var valid30 = true;
+}
+if(valid30){
+if(data.data !== undefined){
+let data130 = data.data;
+const _errs284 = errors;
+if(!(data130 && typeof data130 == "object" && !Array.isArray(data130))){
+const err247 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -11318,10 +11605,19 @@ vErrors.push(err247);
 }
 errors++;
 }
+var valid30 = _errs284 === errors;
+}
+else {
+var valid30 = true;
+}
+}
+}
+}
+}
 }
 }
 else {
-const err248 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/17/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err248 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -11331,20 +11627,15 @@ vErrors.push(err248);
 errors++;
 }
 }
-var valid31 = _errs288 === errors;
-}
-else {
-var valid31 = true;
-}
-if(valid31){
-if(data126.target !== undefined){
-let data132 = data126.target;
-const _errs290 = errors;
-const _errs291 = errors;
-let valid32 = false;
-const _errs292 = errors;
-if(data132 !== null){
-const err249 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+var _valid0 = _errs277 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs286 = errors;
+if(errors === _errs286){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing29;
+if(((((data.type === undefined) && (missing29 = "type")) || ((data.channel === undefined) && (missing29 = "channel"))) || ((data.data === undefined) && (missing29 = "data"))) || ((data.event_type === undefined) && (missing29 = "event_type"))){
+const err249 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -11353,15 +11644,11 @@ vErrors.push(err249);
 }
 errors++;
 }
-var _valid1 = _errs292 === errors;
-valid32 = valid32 || _valid1;
-if(!valid32){
-const _errs294 = errors;
-if(errors === _errs294){
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-let missing30;
-if(((data132.type === undefined) && (missing30 = "type")) || ((data132.id === undefined) && (missing30 = "id"))){
-const err250 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
+else {
+const _errs288 = errors;
+for(const key20 in data){
+if(!(((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data")) || (key20 === "cursor"))){
+const err250 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -11369,13 +11656,14 @@ else {
 vErrors.push(err250);
 }
 errors++;
+break;
 }
-else {
-if(data132.type !== undefined){
-let data133 = data132.type;
-const _errs296 = errors;
-if(!((data133 === "overlay") || (data133 === "widget"))){
-const err251 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[17].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+}
+if(_errs288 === errors){
+if(data.type !== undefined){
+const _errs289 = errors;
+if("event" !== data.type){
+const err251 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -11384,16 +11672,16 @@ vErrors.push(err251);
 }
 errors++;
 }
-var valid33 = _errs296 === errors;
+var valid31 = _errs289 === errors;
 }
 else {
-var valid33 = true;
+var valid31 = true;
 }
-if(valid33){
-if(data132.id !== undefined){
-const _errs297 = errors;
-if(typeof data132.id !== "string"){
-const err252 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid31){
+if(data.channel !== undefined){
+const _errs290 = errors;
+if(typeof data.channel !== "string"){
+const err252 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -11402,16 +11690,16 @@ vErrors.push(err252);
 }
 errors++;
 }
-var valid33 = _errs297 === errors;
+var valid31 = _errs290 === errors;
 }
 else {
-var valid33 = true;
+var valid31 = true;
 }
-}
-}
-}
-else {
-const err253 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid31){
+if(data.event_type !== undefined){
+const _errs292 = errors;
+if("public-stats:update" !== data.event_type){
+const err253 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -11420,12 +11708,17 @@ vErrors.push(err253);
 }
 errors++;
 }
+var valid31 = _errs292 === errors;
 }
-var _valid1 = _errs294 === errors;
-valid32 = valid32 || _valid1;
+else {
+var valid31 = true;
 }
-if(!valid32){
-const err254 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/17/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid31){
+if(data.data !== undefined){
+let data134 = data.data;
+const _errs293 = errors;
+if(!(data134 && typeof data134 == "object" && !Array.isArray(data134))){
+const err254 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -11434,27 +11727,19 @@ vErrors.push(err254);
 }
 errors++;
 }
-else {
-errors = _errs291;
-if(vErrors !== null){
-if(_errs291){
-vErrors.length = _errs291;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid31 = _errs290 === errors;
+var valid31 = _errs293 === errors;
 }
 else {
 var valid31 = true;
 }
 if(valid31){
-if(data126.stream_url !== undefined){
-const _errs299 = errors;
-if(typeof data126.stream_url !== "string"){
-const err255 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/17/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.cursor !== undefined){
+let data135 = data.cursor;
+const _errs295 = errors;
+if(errors === _errs295){
+if(typeof data135 === "string"){
+if(func2(data135) > 128){
+const err255 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -11463,21 +11748,9 @@ vErrors.push(err255);
 }
 errors++;
 }
-var valid31 = _errs299 === errors;
-}
 else {
-var valid31 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err256 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data135) < 1){
+const err256 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -11487,19 +11760,9 @@ vErrors.push(err256);
 errors++;
 }
 }
-var valid30 = _errs278 === errors;
 }
 else {
-var valid30 = true;
-}
-if(valid30){
-if(data.cursor !== undefined){
-let data136 = data.cursor;
-const _errs301 = errors;
-if(errors === _errs301){
-if(typeof data136 === "string"){
-if(func2(data136) > 128){
-const err257 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err257 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -11508,9 +11771,21 @@ vErrors.push(err257);
 }
 errors++;
 }
+}
+var valid31 = _errs295 === errors;
+}
 else {
-if(func2(data136) < 1){
-const err258 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid31 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err258 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -11520,9 +11795,15 @@ vErrors.push(err258);
 errors++;
 }
 }
-}
-else {
-const err259 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs286 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs297 = errors;
+if(errors === _errs297){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing30;
+if(((((data.type === undefined) && (missing30 = "type")) || ((data.channel === undefined) && (missing30 = "channel"))) || ((data.data === undefined) && (missing30 = "data"))) || ((data.event_type === undefined) && (missing30 = "event_type"))){
+const err259 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -11531,21 +11812,11 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-var valid30 = _errs301 === errors;
-}
 else {
-var valid30 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err260 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs299 = errors;
+for(const key21 in data){
+if(!(((((key21 === "type") || (key21 === "channel")) || (key21 === "event_type")) || (key21 === "data")) || (key21 === "cursor"))){
+const err260 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -11553,17 +11824,14 @@ else {
 vErrors.push(err260);
 }
 errors++;
+break;
 }
 }
-var _valid0 = _errs271 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs303 = errors;
-if(errors === _errs303){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing31;
-if(((((data.type === undefined) && (missing31 = "type")) || ((data.channel === undefined) && (missing31 = "channel"))) || ((data.data === undefined) && (missing31 = "data"))) || ((data.event_type === undefined) && (missing31 = "event_type"))){
-const err261 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
+if(_errs299 === errors){
+if(data.type !== undefined){
+const _errs300 = errors;
+if("event" !== data.type){
+const err261 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -11572,11 +11840,16 @@ vErrors.push(err261);
 }
 errors++;
 }
+var valid32 = _errs300 === errors;
+}
 else {
-const _errs305 = errors;
-for(const key20 in data){
-if(!(((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data")) || (key20 === "cursor"))){
-const err262 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+var valid32 = true;
+}
+if(valid32){
+if(data.channel !== undefined){
+const _errs301 = errors;
+if(typeof data.channel !== "string"){
+const err262 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -11584,14 +11857,17 @@ else {
 vErrors.push(err262);
 }
 errors++;
-break;
 }
+var valid32 = _errs301 === errors;
 }
-if(_errs305 === errors){
-if(data.type !== undefined){
-const _errs306 = errors;
-if("event" !== data.type){
-const err263 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid32 = true;
+}
+if(valid32){
+if(data.event_type !== undefined){
+const _errs303 = errors;
+if("sound:play" !== data.event_type){
+const err263 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -11600,16 +11876,20 @@ vErrors.push(err263);
 }
 errors++;
 }
-var valid34 = _errs306 === errors;
+var valid32 = _errs303 === errors;
 }
 else {
-var valid34 = true;
+var valid32 = true;
 }
-if(valid34){
-if(data.channel !== undefined){
-const _errs307 = errors;
-if(typeof data.channel !== "string"){
-const err264 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid32){
+if(data.data !== undefined){
+let data139 = data.data;
+const _errs304 = errors;
+if(errors === _errs304){
+if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
+let missing31;
+if(((((data139.sound_id === undefined) && (missing31 = "sound_id")) || ((data139.name === undefined) && (missing31 = "name"))) || ((data139.volume === undefined) && (missing31 = "volume"))) || ((data139.stream_url === undefined) && (missing31 = "stream_url"))){
+const err264 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -11618,16 +11898,15 @@ vErrors.push(err264);
 }
 errors++;
 }
-var valid34 = _errs307 === errors;
-}
 else {
-var valid34 = true;
-}
-if(valid34){
-if(data.event_type !== undefined){
-const _errs309 = errors;
-if("sound:stop" !== data.event_type){
-const err265 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
+if(data139.sound_id !== undefined){
+let data140 = data139.sound_id;
+const _errs306 = errors;
+if(errors === _errs306){
+if(errors === _errs306){
+if(typeof data140 === "string"){
+if(!(formats2.test(data140))){
+const err265 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -11636,20 +11915,9 @@ vErrors.push(err265);
 }
 errors++;
 }
-var valid34 = _errs309 === errors;
 }
 else {
-var valid34 = true;
-}
-if(valid34){
-if(data.data !== undefined){
-let data140 = data.data;
-const _errs310 = errors;
-if(errors === _errs310){
-if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
-let missing32;
-if((data140.sound_id === undefined) && (missing32 = "sound_id")){
-const err266 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
+const err266 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -11658,15 +11926,18 @@ vErrors.push(err266);
 }
 errors++;
 }
+}
+}
+var valid33 = _errs306 === errors;
+}
 else {
-if(data140.sound_id !== undefined){
-let data141 = data140.sound_id;
-const _errs312 = errors;
-if(errors === _errs312){
-if(errors === _errs312){
-if(typeof data141 === "string"){
-if(!(formats2.test(data141))){
-const err267 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid33 = true;
+}
+if(valid33){
+if(data139.name !== undefined){
+const _errs308 = errors;
+if(typeof data139.name !== "string"){
+const err267 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/18/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -11675,9 +11946,16 @@ vErrors.push(err267);
 }
 errors++;
 }
+var valid33 = _errs308 === errors;
 }
 else {
-const err268 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid33 = true;
+}
+if(valid33){
+if(data139.content_type !== undefined){
+const _errs310 = errors;
+if(typeof data139.content_type !== "string"){
+const err268 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/18/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -11686,22 +11964,17 @@ vErrors.push(err268);
 }
 errors++;
 }
-}
-}
-var valid35 = _errs312 === errors;
+var valid33 = _errs310 === errors;
 }
 else {
-var valid35 = true;
+var valid33 = true;
 }
-if(valid35){
-if(data140.target !== undefined){
-let data142 = data140.target;
-const _errs314 = errors;
-const _errs315 = errors;
-let valid36 = false;
-const _errs316 = errors;
-if(data142 !== null){
-const err269 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(valid33){
+if(data139.duration_ms !== undefined){
+let data143 = data139.duration_ms;
+const _errs312 = errors;
+if((!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))) && (data143 !== null)){
+const err269 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/18/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema48.anyOf[18].properties.data.properties.duration_ms.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -11710,15 +11983,19 @@ vErrors.push(err269);
 }
 errors++;
 }
-var _valid2 = _errs316 === errors;
-valid36 = valid36 || _valid2;
-if(!valid36){
-const _errs318 = errors;
-if(errors === _errs318){
-if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
-let missing33;
-if(((data142.type === undefined) && (missing33 = "type")) || ((data142.id === undefined) && (missing33 = "id"))){
-const err270 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
+var valid33 = _errs312 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data139.volume !== undefined){
+let data144 = data139.volume;
+const _errs314 = errors;
+if(errors === _errs314){
+if((typeof data144 == "number") && (isFinite(data144))){
+if(data144 > 1 || isNaN(data144)){
+const err270 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/18/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -11728,11 +12005,8 @@ vErrors.push(err270);
 errors++;
 }
 else {
-if(data142.type !== undefined){
-let data143 = data142.type;
-const _errs320 = errors;
-if(!((data143 === "overlay") || (data143 === "widget"))){
-const err271 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[18].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data144 < 0 || isNaN(data144)){
+const err271 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/18/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -11741,16 +12015,10 @@ vErrors.push(err271);
 }
 errors++;
 }
-var valid37 = _errs320 === errors;
+}
 }
 else {
-var valid37 = true;
-}
-if(valid37){
-if(data142.id !== undefined){
-const _errs321 = errors;
-if(typeof data142.id !== "string"){
-const err272 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err272 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/18/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -11759,16 +12027,21 @@ vErrors.push(err272);
 }
 errors++;
 }
-var valid37 = _errs321 === errors;
+}
+var valid33 = _errs314 === errors;
 }
 else {
-var valid37 = true;
+var valid33 = true;
 }
-}
-}
-}
-else {
-const err273 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid33){
+if(data139.target !== undefined){
+let data145 = data139.target;
+const _errs316 = errors;
+const _errs317 = errors;
+let valid34 = false;
+const _errs318 = errors;
+if(data145 !== null){
+const err273 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -11777,12 +12050,15 @@ vErrors.push(err273);
 }
 errors++;
 }
-}
-var _valid2 = _errs318 === errors;
-valid36 = valid36 || _valid2;
-}
-if(!valid36){
-const err274 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid1 = _errs318 === errors;
+valid34 = valid34 || _valid1;
+if(!valid34){
+const _errs320 = errors;
+if(errors === _errs320){
+if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
+let missing32;
+if(((data145.type === undefined) && (missing32 = "type")) || ((data145.id === undefined) && (missing32 = "id"))){
+const err274 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -11792,26 +12068,11 @@ vErrors.push(err274);
 errors++;
 }
 else {
-errors = _errs315;
-if(vErrors !== null){
-if(_errs315){
-vErrors.length = _errs315;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid35 = _errs314 === errors;
-}
-else {
-var valid35 = true;
-}
-}
-}
-}
-else {
-const err275 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data145.type !== undefined){
+let data146 = data145.type;
+const _errs322 = errors;
+if(!((data146 === "overlay") || (data146 === "widget"))){
+const err275 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[18].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -11820,20 +12081,16 @@ vErrors.push(err275);
 }
 errors++;
 }
-}
-var valid34 = _errs310 === errors;
+var valid35 = _errs322 === errors;
 }
 else {
-var valid34 = true;
+var valid35 = true;
 }
-if(valid34){
-if(data.cursor !== undefined){
-let data145 = data.cursor;
+if(valid35){
+if(data145.id !== undefined){
 const _errs323 = errors;
-if(errors === _errs323){
-if(typeof data145 === "string"){
-if(func2(data145) > 128){
-const err276 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(typeof data145.id !== "string"){
+const err276 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -11842,9 +12099,16 @@ vErrors.push(err276);
 }
 errors++;
 }
+var valid35 = _errs323 === errors;
+}
 else {
-if(func2(data145) < 1){
-const err277 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid35 = true;
+}
+}
+}
+}
+else {
+const err277 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -11854,9 +12118,11 @@ vErrors.push(err277);
 errors++;
 }
 }
+var _valid1 = _errs320 === errors;
+valid34 = valid34 || _valid1;
 }
-else {
-const err278 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid34){
+const err278 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -11865,21 +12131,27 @@ vErrors.push(err278);
 }
 errors++;
 }
-}
-var valid34 = _errs323 === errors;
+else {
+errors = _errs317;
+if(vErrors !== null){
+if(_errs317){
+vErrors.length = _errs317;
 }
 else {
-var valid34 = true;
+vErrors = null;
 }
 }
 }
-}
-}
-}
-}
+var valid33 = _errs316 === errors;
 }
 else {
-const err279 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid33 = true;
+}
+if(valid33){
+if(data139.stream_url !== undefined){
+const _errs325 = errors;
+if(typeof data139.stream_url !== "string"){
+const err279 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/18/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -11888,16 +12160,21 @@ vErrors.push(err279);
 }
 errors++;
 }
+var valid33 = _errs325 === errors;
 }
-var _valid0 = _errs303 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs325 = errors;
-if(errors === _errs325){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing34;
-if(((data.type === undefined) && (missing34 = "type")) || ((data.data === undefined) && (missing34 = "data"))){
-const err280 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+else {
+var valid33 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err280 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -11906,11 +12183,20 @@ vErrors.push(err280);
 }
 errors++;
 }
+}
+var valid32 = _errs304 === errors;
+}
 else {
+var valid32 = true;
+}
+if(valid32){
+if(data.cursor !== undefined){
+let data149 = data.cursor;
 const _errs327 = errors;
-for(const key21 in data){
-if(!(((key21 === "type") || (key21 === "data")) || (key21 === "cursor"))){
-const err281 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(errors === _errs327){
+if(typeof data149 === "string"){
+if(func2(data149) > 128){
+const err281 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -11918,14 +12204,10 @@ else {
 vErrors.push(err281);
 }
 errors++;
-break;
 }
-}
-if(_errs327 === errors){
-if(data.type !== undefined){
-const _errs328 = errors;
-if("event" !== data.type){
-const err282 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+if(func2(data149) < 1){
+const err282 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -11934,20 +12216,10 @@ vErrors.push(err282);
 }
 errors++;
 }
-var valid38 = _errs328 === errors;
+}
 }
 else {
-var valid38 = true;
-}
-if(valid38){
-if(data.data !== undefined){
-let data147 = data.data;
-const _errs329 = errors;
-if(errors === _errs329){
-if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
-let missing35;
-if(((((((data147.id === undefined) && (missing35 = "id")) || ((data147.account_id === undefined) && (missing35 = "account_id"))) || ((data147.type === undefined) && (missing35 = "type"))) || ((data147.platform === undefined) && (missing35 = "platform"))) || ((data147.raw === undefined) && (missing35 = "raw"))) || ((data147.created_at === undefined) && (missing35 = "created_at"))){
-const err283 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
+const err283 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -11956,15 +12228,21 @@ vErrors.push(err283);
 }
 errors++;
 }
+}
+var valid32 = _errs327 === errors;
+}
 else {
-if(data147.id !== undefined){
-let data148 = data147.id;
-const _errs331 = errors;
-if(errors === _errs331){
-if(errors === _errs331){
-if(typeof data148 === "string"){
-if(!(formats2.test(data148))){
-const err284 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid32 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err284 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -11974,8 +12252,15 @@ vErrors.push(err284);
 errors++;
 }
 }
-else {
-const err285 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/19/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs297 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs329 = errors;
+if(errors === _errs329){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing33;
+if(((((data.type === undefined) && (missing33 = "type")) || ((data.channel === undefined) && (missing33 = "channel"))) || ((data.data === undefined) && (missing33 = "data"))) || ((data.event_type === undefined) && (missing33 = "event_type"))){
+const err285 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -11984,22 +12269,11 @@ vErrors.push(err285);
 }
 errors++;
 }
-}
-}
-var valid39 = _errs331 === errors;
-}
 else {
-var valid39 = true;
-}
-if(valid39){
-if(data147.account_id !== undefined){
-let data149 = data147.account_id;
-const _errs333 = errors;
-if(errors === _errs333){
-if(errors === _errs333){
-if(typeof data149 === "string"){
-if(!(formats2.test(data149))){
-const err286 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const _errs331 = errors;
+for(const key22 in data){
+if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
+const err286 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -12007,10 +12281,14 @@ else {
 vErrors.push(err286);
 }
 errors++;
+break;
 }
 }
-else {
-const err287 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/19/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs331 === errors){
+if(data.type !== undefined){
+const _errs332 = errors;
+if("event" !== data.type){
+const err287 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -12019,21 +12297,16 @@ vErrors.push(err287);
 }
 errors++;
 }
-}
-}
-var valid39 = _errs333 === errors;
+var valid36 = _errs332 === errors;
 }
 else {
-var valid39 = true;
+var valid36 = true;
 }
-if(valid39){
-if(data147.type !== undefined){
-let data150 = data147.type;
-const _errs335 = errors;
-if(errors === _errs335){
-if(typeof data150 === "string"){
-if(func2(data150) > 100){
-const err288 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(valid36){
+if(data.channel !== undefined){
+const _errs333 = errors;
+if(typeof data.channel !== "string"){
+const err288 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/19/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -12042,9 +12315,16 @@ vErrors.push(err288);
 }
 errors++;
 }
+var valid36 = _errs333 === errors;
 }
 else {
-const err289 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/19/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid36 = true;
+}
+if(valid36){
+if(data.event_type !== undefined){
+const _errs335 = errors;
+if("sound:stop" !== data.event_type){
+const err289 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/19/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -12053,17 +12333,20 @@ vErrors.push(err289);
 }
 errors++;
 }
-}
-var valid39 = _errs335 === errors;
+var valid36 = _errs335 === errors;
 }
 else {
-var valid39 = true;
+var valid36 = true;
 }
-if(valid39){
-if(data147.platform !== undefined){
-const _errs337 = errors;
-if(typeof data147.platform !== "string"){
-const err290 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/19/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid36){
+if(data.data !== undefined){
+let data153 = data.data;
+const _errs336 = errors;
+if(errors === _errs336){
+if(data153 && typeof data153 == "object" && !Array.isArray(data153)){
+let missing34;
+if((data153.sound_id === undefined) && (missing34 = "sound_id")){
+const err290 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -12072,17 +12355,15 @@ vErrors.push(err290);
 }
 errors++;
 }
-var valid39 = _errs337 === errors;
-}
 else {
-var valid39 = true;
-}
-if(valid39){
-if(data147.external_id !== undefined){
-let data152 = data147.external_id;
-const _errs339 = errors;
-if((typeof data152 !== "string") && (data152 !== null)){
-const err291 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/19/properties/data/properties/external_id/type",keyword:"type",params:{type: schema47.anyOf[19].properties.data.properties.external_id.type},message:"must be string,null"};
+if(data153.sound_id !== undefined){
+let data154 = data153.sound_id;
+const _errs338 = errors;
+if(errors === _errs338){
+if(errors === _errs338){
+if(typeof data154 === "string"){
+if(!(formats2.test(data154))){
+const err291 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -12091,17 +12372,9 @@ vErrors.push(err291);
 }
 errors++;
 }
-var valid39 = _errs339 === errors;
 }
 else {
-var valid39 = true;
-}
-if(valid39){
-if(data147.raw !== undefined){
-let data153 = data147.raw;
-const _errs341 = errors;
-if(!(data153 && typeof data153 == "object" && !Array.isArray(data153))){
-const err292 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/19/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err292 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -12110,20 +12383,22 @@ vErrors.push(err292);
 }
 errors++;
 }
-var valid39 = _errs341 === errors;
+}
+}
+var valid37 = _errs338 === errors;
 }
 else {
-var valid39 = true;
+var valid37 = true;
 }
-if(valid39){
-if(data147.created_at !== undefined){
-let data154 = data147.created_at;
-const _errs343 = errors;
-if(errors === _errs343){
-if(errors === _errs343){
-if(typeof data154 === "string"){
-if(!(formats0.validate(data154))){
-const err293 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(valid37){
+if(data153.target !== undefined){
+let data155 = data153.target;
+const _errs340 = errors;
+const _errs341 = errors;
+let valid38 = false;
+const _errs342 = errors;
+if(data155 !== null){
+const err293 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -12132,9 +12407,15 @@ vErrors.push(err293);
 }
 errors++;
 }
-}
-else {
-const err294 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/19/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid2 = _errs342 === errors;
+valid38 = valid38 || _valid2;
+if(!valid38){
+const _errs344 = errors;
+if(errors === _errs344){
+if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
+let missing35;
+if(((data155.type === undefined) && (missing35 = "type")) || ((data155.id === undefined) && (missing35 = "id"))){
+const err294 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -12143,23 +12424,12 @@ vErrors.push(err294);
 }
 errors++;
 }
-}
-}
-var valid39 = _errs343 === errors;
-}
 else {
-var valid39 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err295 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data155.type !== undefined){
+let data156 = data155.type;
+const _errs346 = errors;
+if(!((data156 === "overlay") || (data156 === "widget"))){
+const err295 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[19].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -12168,20 +12438,16 @@ vErrors.push(err295);
 }
 errors++;
 }
-}
-var valid38 = _errs329 === errors;
+var valid39 = _errs346 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data.cursor !== undefined){
-let data155 = data.cursor;
-const _errs345 = errors;
-if(errors === _errs345){
-if(typeof data155 === "string"){
-if(func2(data155) > 128){
-const err296 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid39){
+if(data155.id !== undefined){
+const _errs347 = errors;
+if(typeof data155.id !== "string"){
+const err296 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -12190,9 +12456,16 @@ vErrors.push(err296);
 }
 errors++;
 }
+var valid39 = _errs347 === errors;
+}
 else {
-if(func2(data155) < 1){
-const err297 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid39 = true;
+}
+}
+}
+}
+else {
+const err297 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -12202,9 +12475,11 @@ vErrors.push(err297);
 errors++;
 }
 }
+var _valid2 = _errs344 === errors;
+valid38 = valid38 || _valid2;
 }
-else {
-const err298 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid38){
+const err298 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -12213,19 +12488,27 @@ vErrors.push(err298);
 }
 errors++;
 }
-}
-var valid38 = _errs345 === errors;
+else {
+errors = _errs341;
+if(vErrors !== null){
+if(_errs341){
+vErrors.length = _errs341;
 }
 else {
-var valid38 = true;
+vErrors = null;
 }
 }
+}
+var valid37 = _errs340 === errors;
+}
+else {
+var valid37 = true;
 }
 }
 }
 }
 else {
-const err299 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err299 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -12235,15 +12518,19 @@ vErrors.push(err299);
 errors++;
 }
 }
-var _valid0 = _errs325 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs347 = errors;
-if(errors === _errs347){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing36;
-if((((data.type === undefined) && (missing36 = "type")) || ((data.channel === undefined) && (missing36 = "channel"))) || ((data.data === undefined) && (missing36 = "data"))){
-const err300 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
+var valid36 = _errs336 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data.cursor !== undefined){
+let data158 = data.cursor;
+const _errs349 = errors;
+if(errors === _errs349){
+if(typeof data158 === "string"){
+if(func2(data158) > 128){
+const err300 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -12253,10 +12540,8 @@ vErrors.push(err300);
 errors++;
 }
 else {
-const _errs349 = errors;
-for(const key22 in data){
-if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
-const err301 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(func2(data158) < 1){
+const err301 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -12264,14 +12549,11 @@ else {
 vErrors.push(err301);
 }
 errors++;
-break;
 }
 }
-if(_errs349 === errors){
-if(data.type !== undefined){
-const _errs350 = errors;
-if("event" !== data.type){
-const err302 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+else {
+const err302 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -12280,16 +12562,21 @@ vErrors.push(err302);
 }
 errors++;
 }
-var valid40 = _errs350 === errors;
+}
+var valid36 = _errs349 === errors;
 }
 else {
-var valid40 = true;
+var valid36 = true;
 }
-if(valid40){
-if(data.channel !== undefined){
-const _errs351 = errors;
-if(typeof data.channel !== "string"){
-const err303 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/20/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err303 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -12298,16 +12585,16 @@ vErrors.push(err303);
 }
 errors++;
 }
-var valid40 = _errs351 === errors;
 }
-else {
-var valid40 = true;
-}
-if(valid40){
-if(data.event_type !== undefined){
-const _errs353 = errors;
-if("widget:update" !== data.event_type){
-const err304 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/20/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+var _valid0 = _errs329 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs351 = errors;
+if(errors === _errs351){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing36;
+if(((data.type === undefined) && (missing36 = "type")) || ((data.data === undefined) && (missing36 = "data"))){
+const err304 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -12316,20 +12603,11 @@ vErrors.push(err304);
 }
 errors++;
 }
-var valid40 = _errs353 === errors;
-}
 else {
-var valid40 = true;
-}
-if(valid40){
-if(data.data !== undefined){
-let data159 = data.data;
-const _errs354 = errors;
-if(errors === _errs354){
-if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
-let missing37;
-if(((((((((data159.id === undefined) && (missing37 = "id")) || ((data159.account_id === undefined) && (missing37 = "account_id"))) || ((data159.name === undefined) && (missing37 = "name"))) || ((data159.type === undefined) && (missing37 = "type"))) || ((data159.settings === undefined) && (missing37 = "settings"))) || ((data159.version === undefined) && (missing37 = "version"))) || ((data159.created_at === undefined) && (missing37 = "created_at"))) || ((data159.updated_at === undefined) && (missing37 = "updated_at"))){
-const err305 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
+const _errs353 = errors;
+for(const key23 in data){
+if(!(((key23 === "type") || (key23 === "data")) || (key23 === "cursor"))){
+const err305 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -12337,12 +12615,14 @@ else {
 vErrors.push(err305);
 }
 errors++;
+break;
 }
-else {
-const _errs356 = errors;
-for(const key23 in data159){
-if(!((((((((key23 === "id") || (key23 === "account_id")) || (key23 === "name")) || (key23 === "type")) || (key23 === "settings")) || (key23 === "version")) || (key23 === "created_at")) || (key23 === "updated_at"))){
-const err306 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+}
+if(_errs353 === errors){
+if(data.type !== undefined){
+const _errs354 = errors;
+if("event" !== data.type){
+const err306 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -12350,18 +12630,21 @@ else {
 vErrors.push(err306);
 }
 errors++;
-break;
 }
+var valid40 = _errs354 === errors;
 }
-if(_errs356 === errors){
-if(data159.id !== undefined){
-let data160 = data159.id;
-const _errs357 = errors;
-if(errors === _errs357){
-if(errors === _errs357){
-if(typeof data160 === "string"){
-if(!(formats2.test(data160))){
-const err307 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data.data !== undefined){
+let data160 = data.data;
+const _errs355 = errors;
+if(errors === _errs355){
+if(data160 && typeof data160 == "object" && !Array.isArray(data160)){
+let missing37;
+if(((((((data160.id === undefined) && (missing37 = "id")) || ((data160.account_id === undefined) && (missing37 = "account_id"))) || ((data160.type === undefined) && (missing37 = "type"))) || ((data160.platform === undefined) && (missing37 = "platform"))) || ((data160.raw === undefined) && (missing37 = "raw"))) || ((data160.created_at === undefined) && (missing37 = "created_at"))){
+const err307 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -12370,14 +12653,31 @@ vErrors.push(err307);
 }
 errors++;
 }
-}
 else {
-const err308 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data160.id !== undefined){
+let data161 = data160.id;
+const _errs357 = errors;
+if(errors === _errs357){
+if(errors === _errs357){
+if(typeof data161 === "string"){
+if(!(formats2.test(data161))){
+const err308 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err308];
 }
 else {
 vErrors.push(err308);
+}
+errors++;
+}
+}
+else {
+const err309 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
 }
 errors++;
 }
@@ -12389,30 +12689,30 @@ else {
 var valid41 = true;
 }
 if(valid41){
-if(data159.account_id !== undefined){
-let data161 = data159.account_id;
+if(data160.account_id !== undefined){
+let data162 = data160.account_id;
 const _errs359 = errors;
 if(errors === _errs359){
 if(errors === _errs359){
-if(typeof data161 === "string"){
-if(!(formats2.test(data161))){
-const err309 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err309];
-}
-else {
-vErrors.push(err309);
-}
-errors++;
-}
-}
-else {
-const err310 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data162 === "string"){
+if(!(formats2.test(data162))){
+const err310 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err310];
 }
 else {
 vErrors.push(err310);
+}
+errors++;
+}
+}
+else {
+const err311 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
 }
 errors++;
 }
@@ -12424,28 +12724,13 @@ else {
 var valid41 = true;
 }
 if(valid41){
-if(data159.name !== undefined){
+if(data160.type !== undefined){
+let data163 = data160.type;
 const _errs361 = errors;
-if(typeof data159.name !== "string"){
-const err311 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/20/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err311];
-}
-else {
-vErrors.push(err311);
-}
-errors++;
-}
-var valid41 = _errs361 === errors;
-}
-else {
-var valid41 = true;
-}
-if(valid41){
-if(data159.type !== undefined){
-const _errs363 = errors;
-if(typeof data159.type !== "string"){
-const err312 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs361){
+if(typeof data163 === "string"){
+if(func2(data163) > 100){
+const err312 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -12454,20 +12739,9 @@ vErrors.push(err312);
 }
 errors++;
 }
-var valid41 = _errs363 === errors;
 }
 else {
-var valid41 = true;
-}
-if(valid41){
-if(data159.settings !== undefined){
-let data164 = data159.settings;
-const _errs365 = errors;
-if(errors === _errs365){
-if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
-}
-else {
-const err313 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/20/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err313 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -12477,17 +12751,16 @@ vErrors.push(err313);
 errors++;
 }
 }
-var valid41 = _errs365 === errors;
+var valid41 = _errs361 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data159.version !== undefined){
-let data165 = data159.version;
-const _errs368 = errors;
-if(!(((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165))) && (isFinite(data165)))){
-const err314 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data160.platform !== undefined){
+const _errs363 = errors;
+if(typeof data160.platform !== "string"){
+const err314 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/20/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -12496,10 +12769,17 @@ vErrors.push(err314);
 }
 errors++;
 }
-if(errors === _errs368){
-if((typeof data165 == "number") && (isFinite(data165))){
-if(data165 < 1 || isNaN(data165)){
-const err315 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/20/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var valid41 = _errs363 === errors;
+}
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data160.external_id !== undefined){
+let data165 = data160.external_id;
+const _errs365 = errors;
+if((typeof data165 !== "string") && (data165 !== null)){
+const err315 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/20/properties/data/properties/external_id/type",keyword:"type",params:{type: schema48.anyOf[20].properties.data.properties.external_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -12508,22 +12788,17 @@ vErrors.push(err315);
 }
 errors++;
 }
-}
-}
-var valid41 = _errs368 === errors;
+var valid41 = _errs365 === errors;
 }
 else {
 var valid41 = true;
 }
 if(valid41){
-if(data159.created_at !== undefined){
-let data166 = data159.created_at;
-const _errs370 = errors;
-if(errors === _errs370){
-if(errors === _errs370){
-if(typeof data166 === "string"){
-if(!(formats0.validate(data166))){
-const err316 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data160.raw !== undefined){
+let data166 = data160.raw;
+const _errs367 = errors;
+if(!(data166 && typeof data166 == "object" && !Array.isArray(data166))){
+const err316 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/20/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -12532,9 +12807,20 @@ vErrors.push(err316);
 }
 errors++;
 }
+var valid41 = _errs367 === errors;
 }
 else {
-const err317 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid41 = true;
+}
+if(valid41){
+if(data160.created_at !== undefined){
+let data167 = data160.created_at;
+const _errs369 = errors;
+if(errors === _errs369){
+if(errors === _errs369){
+if(typeof data167 === "string"){
+if(!(formats0.validate(data167))){
+const err317 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -12544,21 +12830,8 @@ vErrors.push(err317);
 errors++;
 }
 }
-}
-var valid41 = _errs370 === errors;
-}
 else {
-var valid41 = true;
-}
-if(valid41){
-if(data159.updated_at !== undefined){
-let data167 = data159.updated_at;
-const _errs372 = errors;
-if(errors === _errs372){
-if(errors === _errs372){
-if(typeof data167 === "string"){
-if(!(formats0.validate(data167))){
-const err318 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err318 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -12568,19 +12841,8 @@ vErrors.push(err318);
 errors++;
 }
 }
-else {
-const err319 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/20/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err319];
 }
-else {
-vErrors.push(err319);
-}
-errors++;
-}
-}
-}
-var valid41 = _errs372 === errors;
+var valid41 = _errs369 === errors;
 }
 else {
 var valid41 = true;
@@ -12593,10 +12855,30 @@ var valid41 = true;
 }
 }
 }
-}
+else {
+const err319 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err319];
 }
 else {
-const err320 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err319);
+}
+errors++;
+}
+}
+var valid40 = _errs355 === errors;
+}
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data.cursor !== undefined){
+let data168 = data.cursor;
+const _errs371 = errors;
+if(errors === _errs371){
+if(typeof data168 === "string"){
+if(func2(data168) > 128){
+const err320 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -12605,20 +12887,9 @@ vErrors.push(err320);
 }
 errors++;
 }
-}
-var valid40 = _errs354 === errors;
-}
 else {
-var valid40 = true;
-}
-if(valid40){
-if(data.cursor !== undefined){
-let data168 = data.cursor;
-const _errs374 = errors;
-if(errors === _errs374){
-if(typeof data168 === "string"){
-if(func2(data168) > 128){
-const err321 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func2(data168) < 1){
+const err321 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -12627,9 +12898,10 @@ vErrors.push(err321);
 }
 errors++;
 }
+}
+}
 else {
-if(func2(data168) < 1){
-const err322 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err322 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -12639,19 +12911,7 @@ vErrors.push(err322);
 errors++;
 }
 }
-}
-else {
-const err323 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err323];
-}
-else {
-vErrors.push(err323);
-}
-errors++;
-}
-}
-var valid40 = _errs374 === errors;
+var valid40 = _errs371 === errors;
 }
 else {
 var valid40 = true;
@@ -12661,10 +12921,26 @@ var valid40 = true;
 }
 }
 }
-}
+else {
+const err323 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err323];
 }
 else {
-const err324 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err323);
+}
+errors++;
+}
+}
+var _valid0 = _errs351 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs373 = errors;
+if(errors === _errs373){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing38;
+if((((data.type === undefined) && (missing38 = "type")) || ((data.channel === undefined) && (missing38 = "channel"))) || ((data.data === undefined) && (missing38 = "data"))){
+const err324 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -12673,16 +12949,11 @@ vErrors.push(err324);
 }
 errors++;
 }
-}
-var _valid0 = _errs347 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs376 = errors;
-if(errors === _errs376){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing38;
-if((((data.type === undefined) && (missing38 = "type")) || ((data.channel === undefined) && (missing38 = "channel"))) || ((data.data === undefined) && (missing38 = "data"))){
-const err325 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"};
+else {
+const _errs375 = errors;
+for(const key24 in data){
+if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
+const err325 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -12690,12 +12961,14 @@ else {
 vErrors.push(err325);
 }
 errors++;
+break;
 }
-else {
-const _errs378 = errors;
-for(const key24 in data){
-if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
-const err326 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+}
+if(_errs375 === errors){
+if(data.type !== undefined){
+const _errs376 = errors;
+if("event" !== data.type){
+const err326 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -12703,19 +12976,40 @@ else {
 vErrors.push(err326);
 }
 errors++;
-break;
 }
+var valid42 = _errs376 === errors;
 }
-if(_errs378 === errors){
-if(data.type !== undefined){
-const _errs379 = errors;
-if("event" !== data.type){
-const err327 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.channel !== undefined){
+const _errs377 = errors;
+if(typeof data.channel !== "string"){
+const err327 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/21/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err327];
 }
 else {
 vErrors.push(err327);
+}
+errors++;
+}
+var valid42 = _errs377 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.event_type !== undefined){
+const _errs379 = errors;
+if("widget:update" !== data.event_type){
+const err328 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/21/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
 }
 errors++;
 }
@@ -12725,28 +13019,14 @@ else {
 var valid42 = true;
 }
 if(valid42){
-if(data.channel !== undefined){
+if(data.data !== undefined){
+let data172 = data.data;
 const _errs380 = errors;
-if(typeof data.channel !== "string"){
-const err328 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/21/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err328];
-}
-else {
-vErrors.push(err328);
-}
-errors++;
-}
-var valid42 = _errs380 === errors;
-}
-else {
-var valid42 = true;
-}
-if(valid42){
-if(data.event_type !== undefined){
-const _errs382 = errors;
-if(typeof data.event_type !== "string"){
-const err329 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/21/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs380){
+if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
+let missing39;
+if(((((((((data172.id === undefined) && (missing39 = "id")) || ((data172.account_id === undefined) && (missing39 = "account_id"))) || ((data172.name === undefined) && (missing39 = "name"))) || ((data172.type === undefined) && (missing39 = "type"))) || ((data172.settings === undefined) && (missing39 = "settings"))) || ((data172.version === undefined) && (missing39 = "version"))) || ((data172.created_at === undefined) && (missing39 = "created_at"))) || ((data172.updated_at === undefined) && (missing39 = "updated_at"))){
+const err329 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/required",keyword:"required",params:{missingProperty: missing39},message:"must have required property '"+missing39+"'"};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -12755,19 +13035,11 @@ vErrors.push(err329);
 }
 errors++;
 }
-var valid42 = _errs382 === errors;
-}
 else {
-var valid42 = true;
-}
-if(valid42){
-if(data.cursor !== undefined){
-let data172 = data.cursor;
-const _errs384 = errors;
-if(errors === _errs384){
-if(typeof data172 === "string"){
-if(func2(data172) > 128){
-const err330 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const _errs382 = errors;
+for(const key25 in data172){
+if(!((((((((key25 === "id") || (key25 === "account_id")) || (key25 === "name")) || (key25 === "type")) || (key25 === "settings")) || (key25 === "version")) || (key25 === "created_at")) || (key25 === "updated_at"))){
+const err330 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -12775,10 +13047,18 @@ else {
 vErrors.push(err330);
 }
 errors++;
+break;
 }
-else {
-if(func2(data172) < 1){
-const err331 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(_errs382 === errors){
+if(data172.id !== undefined){
+let data173 = data172.id;
+const _errs383 = errors;
+if(errors === _errs383){
+if(errors === _errs383){
+if(typeof data173 === "string"){
+if(!(formats2.test(data173))){
+const err331 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -12788,9 +13068,8 @@ vErrors.push(err331);
 errors++;
 }
 }
-}
 else {
-const err332 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err332 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -12800,7 +13079,276 @@ vErrors.push(err332);
 errors++;
 }
 }
-var valid42 = _errs384 === errors;
+}
+var valid43 = _errs383 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data172.account_id !== undefined){
+let data174 = data172.account_id;
+const _errs385 = errors;
+if(errors === _errs385){
+if(errors === _errs385){
+if(typeof data174 === "string"){
+if(!(formats2.test(data174))){
+const err333 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+}
+else {
+const err334 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+}
+}
+var valid43 = _errs385 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data172.name !== undefined){
+const _errs387 = errors;
+if(typeof data172.name !== "string"){
+const err335 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/21/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+var valid43 = _errs387 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data172.type !== undefined){
+const _errs389 = errors;
+if(typeof data172.type !== "string"){
+const err336 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/21/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+var valid43 = _errs389 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data172.settings !== undefined){
+let data177 = data172.settings;
+const _errs391 = errors;
+if(errors === _errs391){
+if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
+}
+else {
+const err337 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/21/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+}
+var valid43 = _errs391 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data172.version !== undefined){
+let data178 = data172.version;
+const _errs394 = errors;
+if(!(((typeof data178 == "number") && (!(data178 % 1) && !isNaN(data178))) && (isFinite(data178)))){
+const err338 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/21/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+if(errors === _errs394){
+if((typeof data178 == "number") && (isFinite(data178))){
+if(data178 < 1 || isNaN(data178)){
+const err339 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/21/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+}
+}
+var valid43 = _errs394 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data172.created_at !== undefined){
+let data179 = data172.created_at;
+const _errs396 = errors;
+if(errors === _errs396){
+if(errors === _errs396){
+if(typeof data179 === "string"){
+if(!(formats0.validate(data179))){
+const err340 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
+}
+errors++;
+}
+}
+else {
+const err341 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err341];
+}
+else {
+vErrors.push(err341);
+}
+errors++;
+}
+}
+}
+var valid43 = _errs396 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data172.updated_at !== undefined){
+let data180 = data172.updated_at;
+const _errs398 = errors;
+if(errors === _errs398){
+if(errors === _errs398){
+if(typeof data180 === "string"){
+if(!(formats0.validate(data180))){
+const err342 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/21/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err342];
+}
+else {
+vErrors.push(err342);
+}
+errors++;
+}
+}
+else {
+const err343 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/21/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err343];
+}
+else {
+vErrors.push(err343);
+}
+errors++;
+}
+}
+}
+var valid43 = _errs398 === errors;
+}
+else {
+var valid43 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err344 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err344];
+}
+else {
+vErrors.push(err344);
+}
+errors++;
+}
+}
+var valid42 = _errs380 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data.cursor !== undefined){
+let data181 = data.cursor;
+const _errs400 = errors;
+if(errors === _errs400){
+if(typeof data181 === "string"){
+if(func2(data181) > 128){
+const err345 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err345];
+}
+else {
+vErrors.push(err345);
+}
+errors++;
+}
+else {
+if(func2(data181) < 1){
+const err346 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err346];
+}
+else {
+vErrors.push(err346);
+}
+errors++;
+}
+}
+}
+else {
+const err347 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err347];
+}
+else {
+vErrors.push(err347);
+}
+errors++;
+}
+}
+var valid42 = _errs400 === errors;
 }
 else {
 var valid42 = true;
@@ -12811,18 +13359,167 @@ var valid42 = true;
 }
 }
 }
-else {
-const err333 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err333];
 }
 else {
-vErrors.push(err333);
+const err348 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err348];
+}
+else {
+vErrors.push(err348);
 }
 errors++;
 }
 }
-var _valid0 = _errs376 === errors;
+var _valid0 = _errs373 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs402 = errors;
+if(errors === _errs402){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing40;
+if((((data.type === undefined) && (missing40 = "type")) || ((data.channel === undefined) && (missing40 = "channel"))) || ((data.data === undefined) && (missing40 = "data"))){
+const err349 = {instancePath,schemaPath:"#/anyOf/22/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"};
+if(vErrors === null){
+vErrors = [err349];
+}
+else {
+vErrors.push(err349);
+}
+errors++;
+}
+else {
+const _errs404 = errors;
+for(const key26 in data){
+if(!(((((key26 === "type") || (key26 === "channel")) || (key26 === "event_type")) || (key26 === "data")) || (key26 === "cursor"))){
+const err350 = {instancePath,schemaPath:"#/anyOf/22/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err350];
+}
+else {
+vErrors.push(err350);
+}
+errors++;
+break;
+}
+}
+if(_errs404 === errors){
+if(data.type !== undefined){
+const _errs405 = errors;
+if("event" !== data.type){
+const err351 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/22/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err351];
+}
+else {
+vErrors.push(err351);
+}
+errors++;
+}
+var valid44 = _errs405 === errors;
+}
+else {
+var valid44 = true;
+}
+if(valid44){
+if(data.channel !== undefined){
+const _errs406 = errors;
+if(typeof data.channel !== "string"){
+const err352 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/22/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err352];
+}
+else {
+vErrors.push(err352);
+}
+errors++;
+}
+var valid44 = _errs406 === errors;
+}
+else {
+var valid44 = true;
+}
+if(valid44){
+if(data.event_type !== undefined){
+const _errs408 = errors;
+if(typeof data.event_type !== "string"){
+const err353 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/22/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err353];
+}
+else {
+vErrors.push(err353);
+}
+errors++;
+}
+var valid44 = _errs408 === errors;
+}
+else {
+var valid44 = true;
+}
+if(valid44){
+if(data.cursor !== undefined){
+let data185 = data.cursor;
+const _errs410 = errors;
+if(errors === _errs410){
+if(typeof data185 === "string"){
+if(func2(data185) > 128){
+const err354 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err354];
+}
+else {
+vErrors.push(err354);
+}
+errors++;
+}
+else {
+if(func2(data185) < 1){
+const err355 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err355];
+}
+else {
+vErrors.push(err355);
+}
+errors++;
+}
+}
+}
+else {
+const err356 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err356];
+}
+else {
+vErrors.push(err356);
+}
+errors++;
+}
+}
+var valid44 = _errs410 === errors;
+}
+else {
+var valid44 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err357 = {instancePath,schemaPath:"#/anyOf/22/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+}
+var _valid0 = _errs402 === errors;
 valid0 = valid0 || _valid0;
 }
 }
@@ -12845,16 +13542,17 @@ valid0 = valid0 || _valid0;
 }
 }
 }
+}
 if(!valid0){
-const err334 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err358 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err334];
+vErrors = [err358];
 }
 else {
-vErrors.push(err334);
+vErrors.push(err358);
 }
 errors++;
-validate46.errors = vErrors;
+validate47.errors = vErrors;
 return false;
 }
 else {
@@ -12868,14 +13566,14 @@ vErrors = null;
 }
 }
 }
-validate46.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicPlatformNowPlaying = validate47;
-const schema48 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateMusicPlatformNowPlaying = validate48;
+const schema49 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -13018,7 +13716,7 @@ else {
 vErrors.push(err8);
 }
 errors++;
-validate47.errors = vErrors;
+validate48.errors = vErrors;
 return false;
 }
 else {
@@ -13032,6 +13730,6 @@ vErrors = null;
 }
 }
 }
-validate47.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }

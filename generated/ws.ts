@@ -68,6 +68,17 @@ export type WsEventRow = {
   "created_at": string;
 };
 
+export type WsExtensionUpdatedData = {
+  "install_id": string;
+  "extension_id": string;
+  "version_id": string;
+  "version": string;
+  "status": "published";
+  "sha256": string;
+  "url": string;
+  "dev_mode": false;
+};
+
 export type WsIdea = {
   "id": string;
   "title"?: string;
@@ -211,6 +222,15 @@ export type WsExtStorageUpdateMessage = {
   "channel": string;
   "event_type"?: string;
   "data": unknown;
+  "cursor"?: string;
+};
+
+/** extUpdated: Extension updated (server message `event`) */
+export type WsExtUpdatedMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type": "extension:updated";
+  "data": WsExtensionUpdatedData;
   "cursor"?: string;
 };
 
@@ -429,7 +449,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -458,6 +478,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "extInstallLog": "event",
   "extLog": "event",
   "extStorageUpdate": "event",
+  "extUpdated": "event",
   "historyUpdate": "event",
   "ideaChange": "event",
   "ideaDeleted": "event",
@@ -605,7 +626,8 @@ export const channels: readonly ChannelSpec[] = [
       "resume": "buffer"
     },
     "messages": [
-      "extStorageUpdate"
+      "extStorageUpdate",
+      "extUpdated"
     ]
   },
   {

@@ -4,7 +4,7 @@
  * - anonymous (any non-public gate): UNAUTHORIZED;
  * - a credential of the wrong class (first-party, user and popout-session gates): popout, overlay,
  *   widget and extension tokens get FORBIDDEN (UNAUTHORIZED on `user` gates), a user session on a
- *   popout-session gate gets FORBIDDEN;
+ *   popout-session or extension gate gets FORBIDDEN;
  * - missing permission (a credential that passes the auth kind but holds none of the grants);
  * - feature off (the credential holds every permission; the flag is switched off globally).
  * Inputs are sampled from the specs, so a new twin needs no hand-written test. Credentials are
@@ -280,6 +280,9 @@ export function useContractFixtures(twins: readonly Twin[]): ContractFixtures {
         case 'public':
           // A public operation's feature gate holds for everyone: the anonymous caller drives it.
           return {};
+        case 'extension':
+          // The gate admits an extension token alone and names no permission: the bound token drives it.
+          return s.bound.extension;
         default:
           throw new Error(`extend test/contract/harness.ts with a credential for auth kind ${auth}`);
       }
@@ -288,7 +291,7 @@ export function useContractFixtures(twins: readonly Twin[]): ContractFixtures {
 }
 
 /** Auth kinds whose permission and feature gates the harness can drive. */
-const SERVED = new Set(['authenticated', 'system-key', 'first-party', 'user', 'public']);
+const SERVED = new Set(['authenticated', 'system-key', 'first-party', 'user', 'public', 'extension']);
 
 export function describeTwinContract(fixtures: ContractFixtures, twin: Twin): void {
   describe(`contract ${twin.operationId} ⇄ ${twin.graphql}`, () => {
@@ -307,7 +310,7 @@ export function describeTwinContract(fixtures: ContractFixtures, twin: Twin): vo
       }
     }
 
-    if (twin.gate.auth === 'popout-session') {
+    if (twin.gate.auth === 'popout-session' || twin.gate.auth === 'extension') {
       test('a user session: FORBIDDEN with one message on both protocols', async () => {
         expectSameFailure(await callBoth(fixtures.t, twin, fixtures.userSession), 'FORBIDDEN');
       });

@@ -278,3 +278,106 @@ describe('the account-scoped extension secret store', () => {
     expect((await api(t, 'GET', '/extension/secrets/from_popout', { token: own.token })).body.data.value).toBe('p');
   });
 });
+
+describe('the secret store over GraphQL', () => {
+  const LIST = 'query($installId: UUID!) { extensionInstallSecrets(installId: $installId) { name createdAt updatedAt } }';
+  const SET = 'mutation($installId: UUID!, $name: String!, $value: String!) { setExtensionInstallSecret(installId: $installId, name: $name, value: $value) { name createdAt updatedAt } }';
+  const DELETE = 'mutation($installId: UUID!, $name: String!) { deleteExtensionInstallSecret(installId: $installId, name: $name) }';
+  const READ = 'query($name: String!) { extensionSecret(name: $name) { name value updatedAt } }';
+
+  /** The same failure on both protocols: REST's status, code and message, and GraphQL's error with that code and message. */
+  function expectSameFailure(rest: { status: number; body: Json }, graphql: { body: Json }, status: number, code: string, message: string): void {
+    expect({ status: rest.status, error: rest.body.error, message: rest.body.message }).toEqual({ status, error: code, message });
+    expect(graphql.body.data ?? null).toBeNull();
+    expect(graphql.body.errors?.[0]).toEqual(expect.objectContaining({ message, extensions: expect.objectContaining({ code }) }));
+  }
+
+  test('the owner lists, writes and deletes, the install\'s token reads, with the answers and refusals of REST', async () => {
+    const ext = await publishedExtension('Vaulted over GraphQL');
+    const owner = await devLogin(t);
+    const own = await install(owner, ext, ['events:read']);
+    const as = bearer(owner.accessToken);
+
+    const set = await gql(t.url, SET, { installId: own.id, name: 'api_key', value: 'sk-gql-1' }, as);
+    expect(set.body.errors).toBeUndefined();
+    const written = (set.body.data as Json).setExtensionInstallSecret as Json;
+    expect(written).toEqual({ name: 'api_key', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    // What GraphQL wrote, REST lists (and the other way round), never with a value.
+    expect((await api(t, 'PUT', `/extension-installs/${own.id}/secrets/b.rest`, { token: owner.accessToken, body: { value: 'from-rest' } })).status).toBe(200);
+    const rest = await api(t, 'GET', `/extension-installs/${own.id}/secrets`, { token: owner.accessToken });
+    const listed = await gql(t.url, LIST, { installId: own.id }, as);
+    expect(((listed.body.data as Json).extensionInstallSecrets as Json[]).map((s) => s.name)).toEqual((rest.body.data as Json[]).map((s) => s.name));
+    expect((listed.body.data as Json).extensionInstallSecrets[0]).toEqual({ name: 'api_key', createdAt: written.createdAt, updatedAt: written.updatedAt });
+    expect(JSON.stringify(listed.body)).not.toContain('sk-gql-1');
+
+    // The install's own token reads the value over GraphQL; a user session is refused as on REST.
+    const read = await gql(t.url, READ, { name: 'api_key' }, bearer(own.token));
+    expect(read.body.data).toEqual({ extensionSecret: { name: 'api_key', value: 'sk-gql-1', updatedAt: expect.any(String) } });
+    expectSameFailure(await api(t, 'GET', '/extension/secrets/api_key', { token: owner.accessToken }), await gql(t.url, READ, { name: 'api_key' }, as), 403, 'FORBIDDEN', 'This operation requires an extension token');
+    expectSameFailure(await api(t, 'GET', '/extension/secrets/missing', { token: own.token }), await gql(t.url, READ, { name: 'missing' }, bearer(own.token)), 404, 'NOT_FOUND', 'Extension secret not found');
+    // The extension token manages no secrets.
+    expectSameFailure(await api(t, 'GET', `/extension-installs/${own.id}/secrets`, { token: own.token }), await gql(t.url, LIST, { installId: own.id }, bearer(own.token)), 403, 'FORBIDDEN', 'Missing permission: extension-store:configure');
+
+    // Input refusals read the same on both protocols.
+    const unknown = randomUUID();
+    expectSameFailure(
+      await api(t, 'PUT', `/extension-installs/${unknown}/secrets/x`, { token: owner.accessToken, body: { value: 'a' } }),
+      await gql(t.url, SET, { installId: unknown, name: 'x', value: 'a' }, as),
+      404, 'NOT_FOUND', 'Extension install not found',
+    );
+    expectSameFailure(
+      await api(t, 'PUT', `/extension-installs/${own.id}/secrets/${encodeURIComponent('bad name!')}`, { token: owner.accessToken, body: { value: 'a' } }),
+      await gql(t.url, SET, { installId: own.id, name: 'bad name!', value: 'a' }, as),
+      400, 'VALIDATION_ERROR', 'Secret name must be 1 to 100 letters, digits, _, . or -',
+    );
+    expectSameFailure(
+      await api(t, 'PUT', `/extension-installs/${own.id}/secrets/${'n'.repeat(101)}`, { token: owner.accessToken, body: { value: 'a' } }),
+      await gql(t.url, SET, { installId: own.id, name: 'n'.repeat(101), value: 'a' }, as),
+      400, 'VALIDATION_ERROR', 'Secret name must be 1 to 100 letters, digits, _, . or -',
+    );
+    for (const value of ['', 'v'.repeat(8193)]) {
+      expectSameFailure(
+        await api(t, 'PUT', `/extension-installs/${own.id}/secrets/empty`, { token: owner.accessToken, body: { value } }),
+        await gql(t.url, SET, { installId: own.id, name: 'empty', value }, as),
+        400, 'VALIDATION_ERROR', 'Secret value must be 1 to 8192 characters',
+      );
+    }
+    expectSameFailure(
+      await api(t, 'GET', '/extension/secrets/bad%20name', { token: own.token }),
+      await gql(t.url, READ, { name: 'bad name' }, bearer(own.token)),
+      400, 'VALIDATION_ERROR', 'Secret name must be 1 to 100 letters, digits, _, . or -',
+    );
+
+    // Deleting: true once, then the REST 404's words.
+    expect((await gql(t.url, DELETE, { installId: own.id, name: 'api_key' }, as)).body.data).toEqual({ deleteExtensionInstallSecret: true });
+    expectSameFailure(
+      await api(t, 'DELETE', `/extension-installs/${own.id}/secrets/api_key`, { token: owner.accessToken }),
+      await gql(t.url, DELETE, { installId: own.id, name: 'api_key' }, as),
+      404, 'NOT_FOUND', 'Extension secret not found',
+    );
+    expect((await gql(t.url, READ, { name: 'api_key' }, bearer(own.token))).body.errors?.[0]?.message).toBe('Extension secret not found');
+  });
+
+  test('an install holds at most 100 secrets: the 101st is a 409 on both protocols, replacing one at the cap is not', async () => {
+    const ext = await publishedExtension('Full vault');
+    const owner = await devLogin(t);
+    const own = await install(owner, ext, ['events:read']);
+    for (let i = 0; i < 100; i += 1) {
+      const name = `s${String(i).padStart(3, '0')}`;
+      // Half over each protocol: both count toward the same cap.
+      if (i % 2 === 0) expect((await api(t, 'PUT', `/extension-installs/${own.id}/secrets/${name}`, { token: owner.accessToken, body: { value: 'v' } })).status).toBe(200);
+      else expect((await gql(t.url, SET, { installId: own.id, name, value: 'v' }, bearer(owner.accessToken))).body.errors).toBeUndefined();
+    }
+    expectSameFailure(
+      await api(t, 'PUT', `/extension-installs/${own.id}/secrets/one_more`, { token: owner.accessToken, body: { value: 'v' } }),
+      await gql(t.url, SET, { installId: own.id, name: 'one_more', value: 'v' }, bearer(owner.accessToken)),
+      409, 'CONFLICT', 'Too many secrets for this install',
+    );
+    // Replacing an existing secret at the cap stays allowed, and after a delete there is room again.
+    expect((await api(t, 'PUT', `/extension-installs/${own.id}/secrets/s000`, { token: owner.accessToken, body: { value: 'w' } })).status).toBe(200);
+    expect((await gql(t.url, SET, { installId: own.id, name: 's001', value: 'w' }, bearer(owner.accessToken))).body.errors).toBeUndefined();
+    expect(((await gql(t.url, LIST, { installId: own.id }, bearer(owner.accessToken))).body.data as Json).extensionInstallSecrets).toHaveLength(100);
+    expect((await gql(t.url, DELETE, { installId: own.id, name: 's099' }, bearer(owner.accessToken))).body.data).toEqual({ deleteExtensionInstallSecret: true });
+    expect((await gql(t.url, SET, { installId: own.id, name: 'one_more', value: 'v' }, bearer(owner.accessToken))).body.errors).toBeUndefined();
+  });
+});

@@ -2800,6 +2800,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extension-bundles/{sha256}": {
+        parameters: NoParameters;
+        /**
+         * An uploaded extension bundle by the SHA-256 of its content (immutable; REST only, for iframes and caches).
+         * @description The bundle (`manifest` and `handler_code`, under `data`) of any uploaded version whose content hashes to
+         *     `sha256`, as `GET /v1/extension-installs/{id}/bundle` names it. The content never changes
+         *     under a hash, so the answer carries `Cache-Control: public, max-age=31536000, immutable`
+         *     and `ETag: "<sha256>"`; no credential is needed (an extension iframe loads it by URL), the
+         *     hash being known only to those shown the install's bundle. 404 `Extension bundle not
+         *     found`.
+         */
+        get: operations["extensionBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extension-installs": {
         parameters: NoParameters;
         /**
@@ -2860,6 +2880,31 @@ export interface paths {
         patch: operations["updateExtensionInstall"];
         trace?: never;
     };
+    "/extension-installs/{id}/bundle": {
+        parameters: NoParameters;
+        /**
+         * Which bundle an install runs now, with its immutable, content-hashed URL.
+         * @description The version an install gets follows the review state: the extension's latest
+         *     `published` version (an approved new version reaches every install without reinstalling);
+         *     while none is published (a tester's install of an unpublished extension), the version
+         *     the install was made with. A user with `extension_dev_mode` on (`updateMe`) who develops
+         *     the extension (its developer profile, or a member of its team) gets the latest uploaded
+         *     version whatever its review state (`draft` uploads, versions pending review or rejected),
+         *     with `dev_mode: true`. `url` names the bundle by the SHA-256 of its content (`GET
+         *     /v1/extension-bundles/{sha256}`), so it can be cached for good. The install's own
+         *     extension token reads this too (`x-resource-grant: extension-install:own`). 404
+         *     `Extension install not found`; 404 `Extension bundle not found` when no version of it
+         *     has an uploaded bundle.
+         */
+        get: operations["extensionInstallBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extension-installs/{id}/logs": {
         parameters: NoParameters;
         /**
@@ -2902,7 +2947,9 @@ export interface paths {
          * @description Seals `value` at rest and stores it under `name` for this install only (at most 100
          *     secrets an install: 409 `Too many secrets for this install`). The answer, like every
          *     read of the store, carries the name and timestamps, never the value. 404 `Extension
-         *     install not found`.
+         *     install not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name
+         *     must be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to
+         *     8192 characters`.
          */
         put: operations["setExtensionInstallSecret"];
         post?: never;
@@ -2986,6 +3033,35 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extensions/{id}/rating": {
+        parameters: NoParameters;
+        /**
+         * The caller's own rating of an extension (404 `Rating not found`).
+         * @description The rating the calling user gave the extension, from any account (`extension-store:read`, `feature:extensions`). 404 `Rating not found`.
+         */
+        get: operations["myExtensionRating"];
+        /**
+         * Rate an extension installed in the active account (1 to 5; one rating per user, replaced by a new one).
+         * @description A user rates an extension their active account has installed: one rating per user
+         *     whatever the account, and rating again replaces it (the profile's `rating_avg` and
+         *     `rating_count` follow at once). `rating` outside 1 to 5 gives 400 VALIDATION_ERROR `Rating
+         *     must be an integer from 1 to 5`. 404 `Extension not found`; 403 FORBIDDEN `Install this
+         *     extension before rating it` when the active account has no install of it. A rating is a
+         *     user's: a key or token without a user (a service key, an extension token) gets 403
+         *     FORBIDDEN `Only a user can rate an extension`.
+         */
+        put: operations["rateExtension"];
+        post?: never;
+        /**
+         * Withdraw the caller's rating of an extension (404 `Rating not found`).
+         * @description Removes the calling user's rating; the average and count follow (`extension-store:review`, `feature:extensions`). 404 `Rating not found`.
+         */
+        delete: operations["deleteExtensionRating"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5441,6 +5517,11 @@ export interface components {
                 currency: string;
             }[];
         };
+        /** @description An uploaded bundle, as its version's upload gave it. */
+        ExtensionBundle: {
+            handler_code: string;
+            manifest: components["schemas"]["ExtensionManifest"];
+        };
         ExtensionInstall: {
             /** Format: uuid */
             account_id: string;
@@ -5472,6 +5553,27 @@ export interface components {
             version: string | null;
             /** Format: uuid */
             version_id: string | null;
+        };
+        /** @description The bundle an install runs now, and where to load it. */
+        ExtensionInstallBundle: {
+            /** @description True when the caller's extension_dev_mode chose the latest uploaded version over the review state. */
+            dev_mode: boolean;
+            /** Format: uuid */
+            extension_id: string;
+            /** Format: uuid */
+            install_id: string;
+            /** @description SHA-256 (hex) of the bundle's content. */
+            sha256: string;
+            /**
+             * @description The version's review state.
+             * @enum {string}
+             */
+            status: "draft" | "uploaded" | "pending_review" | "published" | "rejected";
+            /** @description Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`. */
+            url: string;
+            version: string;
+            /** Format: uuid */
+            version_id: string;
         };
         /**
          * @description An install's configuration. `commands`, `keywords` and `patterns` override the manifest's
@@ -5609,6 +5711,18 @@ export interface components {
             refunded_at: string | null;
             /** @enum {string} */
             status: "completed" | "refunded";
+        };
+        /** @description One user's rating of an extension. */
+        ExtensionRating: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            extension_id: string;
+            rating: number;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uuid */
+            user_id: string;
         };
         /** @description A submitted version with its extension, for the review queue. */
         ExtensionReview: {
@@ -7037,6 +7151,17 @@ export interface components {
             content: {
                 "application/json": {
                     data: components["schemas"]["ExtensionLog"][];
+                };
+            };
+        };
+        /** @description The rating. */
+        ExtensionRatingResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ExtensionRating"];
                 };
             };
         };
@@ -12400,6 +12525,43 @@ export interface operations {
             409: components["responses"]["Conflict"];
         };
     };
+    extensionBundle: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                /** @description 64 lowercase hex digits. */
+                sha256: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bundle. */
+            200: {
+                headers: {
+                    /** @description `public, max-age=31536000, immutable`. */
+                    "Cache-Control"?: string;
+                    /** @description The quoted `sha256`. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionBundle"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     extensionInstalls: {
         parameters: TokenParameters;
         requestBody?: never;
@@ -12493,6 +12655,33 @@ export interface operations {
             200: components["responses"]["ExtensionInstallResult"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+        };
+    };
+    extensionInstallBundle: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: ErrorResponses & {
+            /** @description The bundle the install runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionInstallBundle"];
+                    };
+                };
+            };
+            404: components["responses"]["NotFound"];
         };
     };
     extensionInstallLogs: {
@@ -12737,6 +12926,69 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+        };
+    };
+    myExtensionRating: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: ErrorResponses & {
+            200: components["responses"]["ExtensionRatingResult"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    rateExtension: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    rating: number;
+                };
+            };
+        };
+        responses: ErrorResponses & {
+            200: components["responses"]["ExtensionRatingResult"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    deleteExtensionRating: {
+        parameters: {
+            query?: {
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: ErrorResponses & {
+            200: components["responses"]["Success"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     getHealth: {

@@ -36,6 +36,7 @@ export const tokenQueryOperations: readonly string[] = [
   "DELETE /extension-installs/{id}",
   "DELETE /extension-installs/{id}/secrets/{name}",
   "DELETE /extension-installs/{id}/storage/{key}",
+  "DELETE /extensions/{id}/rating",
   "DELETE /ideas/categories/{id}",
   "DELETE /ideas/comments/{id}",
   "DELETE /ideas/comments/{id}/vote",
@@ -127,11 +128,14 @@ export const tokenQueryOperations: readonly string[] = [
   "GET /developer/verification",
   "GET /events",
   "GET /events/{id}",
+  "GET /extension-bundles/{sha256}",
   "GET /extension-installs",
+  "GET /extension-installs/{id}/bundle",
   "GET /extension-installs/{id}/logs",
   "GET /extension-installs/{id}/secrets",
   "GET /extension-installs/{id}/storage",
   "GET /extension/secrets/{name}",
+  "GET /extensions/{id}/rating",
   "GET /health",
   "GET /health/ready",
   "GET /ideas",
@@ -297,7 +301,8 @@ export const tokenQueryOperations: readonly string[] = [
   "PUT /developer/extensions/{id}/versions/{version_id}/bundle",
   "PUT /developer/payout-settings",
   "PUT /extension-installs/{id}/secrets/{name}",
-  "PUT /extension-installs/{id}/storage/{key}"
+  "PUT /extension-installs/{id}/storage/{key}",
+  "PUT /extensions/{id}/rating"
 ];
 
 /**
@@ -332,6 +337,7 @@ export const idempotentOperations: readonly string[] = [
   "DELETE /extension-installs/{id}",
   "DELETE /extension-installs/{id}/secrets/{name}",
   "DELETE /extension-installs/{id}/storage/{key}",
+  "DELETE /extensions/{id}/rating",
   "DELETE /ideas/categories/{id}",
   "DELETE /ideas/comments/{id}",
   "DELETE /ideas/comments/{id}/vote",
@@ -449,7 +455,8 @@ export const idempotentOperations: readonly string[] = [
   "PUT /developer/extensions/{id}/versions/{version_id}/bundle",
   "PUT /developer/payout-settings",
   "PUT /extension-installs/{id}/secrets/{name}",
-  "PUT /extension-installs/{id}/storage/{key}"
+  "PUT /extension-installs/{id}/storage/{key}",
+  "PUT /extensions/{id}/rating"
 ];
 
 /**

@@ -71,6 +71,17 @@ export type WsEventRow = {
   "created_at": string;
 };
 
+export type WsExtensionUpdatedData = {
+  "install_id": string;
+  "extension_id": string;
+  "version_id": string;
+  "version": string;
+  "status": "published";
+  "sha256": string;
+  "url": string;
+  "dev_mode": false;
+};
+
 export type WsIdea = {
   "id": string;
   "title"?: string;
@@ -214,6 +225,15 @@ export type WsExtStorageUpdateMessage = {
   "channel": string;
   "event_type"?: string;
   "data": unknown;
+  "cursor"?: string;
+};
+
+/** extUpdated: Extension updated (server message `event`) */
+export type WsExtUpdatedMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type": "extension:updated";
+  "data": WsExtensionUpdatedData;
   "cursor"?: string;
 };
 
@@ -432,7 +452,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -591,7 +611,7 @@ export interface ChannelMessages {
   "events:{account_id}": WsStreamEventMessage | WsEventsNoticeMessage;
   "ext-install-logs:{account_id}": WsExtInstallLogMessage;
   "ext-logs:{extension_id}": WsExtLogMessage;
-  "ext-storage:{install_id}": WsExtStorageUpdateMessage;
+  "ext-storage:{install_id}": WsExtStorageUpdateMessage | WsExtUpdatedMessage;
   "history:{account_id}": WsHistoryUpdateMessage;
   "ideas:{idea_id}": WsIdeaChangeMessage | WsIdeaDeletedMessage | WsCommentChangeMessage | WsCommentDeletedMessage;
   "ideas:list": WsIdeaChangeMessage | WsIdeaDeletedMessage;
@@ -626,6 +646,7 @@ export const wsLimits = {
  * `event_type` it declares and the JSON types of the required members of its `data`.
  */
 export const frameShapes = {
+  "extUpdated": {"eventType":"extension:updated","data":{"install_id":["string"],"extension_id":["string"],"version_id":["string"],"version":["string"],"status":[],"sha256":["string"],"url":["string"],"dev_mode":[]}},
   "overlaySettingsUpdate": {"eventType":"overlay:update","data":{"id":["string"],"account_id":["string"],"name":["string"],"settings":["object"],"version":["integer"],"created_at":["string"],"updated_at":["string"]}},
   "streamEvent": {"eventType":null,"data":{"id":["string"],"account_id":["string"],"type":["string"],"platform":["string"],"raw":["object"],"created_at":["string"]}},
   "widgetSettingsUpdate": {"eventType":"widget:update","data":{"id":["string"],"account_id":["string"],"name":["string"],"type":["string"],"settings":["object"],"version":["integer"],"created_at":["string"],"updated_at":["string"]}},
@@ -633,6 +654,7 @@ export const frameShapes = {
 
 /** The message type of each entry of `frameShapes`. */
 export interface FrameShapeMessages {
+  "extUpdated": WsExtUpdatedMessage;
   "overlaySettingsUpdate": WsOverlaySettingsUpdateMessage;
   "streamEvent": WsStreamEventMessage;
   "widgetSettingsUpdate": WsWidgetSettingsUpdateMessage;

@@ -16,6 +16,8 @@ import type { Knex } from 'knex';
 import type { ResourceGrantChecker } from '../../auth/gates';
 import { defineModule } from '../contract';
 import { createAccess } from './access';
+import { createBundles } from './bundles';
+import { createRatings } from './ratings';
 import { createExtensionsResolvers } from './graphql';
 import { createInstalls } from './installs';
 import { extensionMigrations } from './migrations';
@@ -68,7 +70,8 @@ export const extensionsModule = defineModule({
     const notifications = use('notifications');
     const service = createExtensionsService({ repo, knex: db.knex, developer: use('developer'), sounds: use('sounds'), log, notifications });
     const installs = createInstalls({ repo, knex: db.knex, credentials, revocations, log, mayTest: (userId, row) => service.mayTest(userId, row) });
-    const review = createReview({ repo, knex: db.knex, notifications });
+    const bundles = createBundles({ knex: db.knex, bus, log, develops: (auth, id) => service.ownsExtension(auth, id) });
+    const review = createReview({ repo, knex: db.knex, notifications, published: (extensionId) => bundles.announcePublished(extensionId) });
     const runtime = createRuntime({ knex: db.knex, bus, log, ownedExtension: (auth, id) => service.ownedFor(auth, id, 'read') });
     const access = createAccess({ repo, knex: db.knex, ownedForInvite: (auth, id) => service.ownedFor(auth, id, 'inviteTester') });
     const api: ExtensionsApi = {
@@ -82,7 +85,7 @@ export const extensionsModule = defineModule({
     const secrets = createSecrets({ knex: db.knex, box });
     // A sound an extension token uploads is shown with the extension's name (`source_extension_name`).
     use('sounds').useExtensionNames(async (id) => (await repo.extensionById(id))?.name ?? null);
-    const parts = { service, installs, review, runtime, access, secrets };
+    const parts = { service, installs, review, runtime, access, secrets, bundles, ratings: createRatings({ knex: db.knex }) };
     return {
       api,
       rest: createExtensionsRest(parts),

@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Migration } from '../../infra/db/database';
+import { bundleHash } from './bundle-content';
 
 export const extensionMigrations: readonly Migration[] = [
   {
@@ -205,6 +206,56 @@ export const extensionMigrations: readonly Migration[] = [
     },
     async down(knex: Knex) {
       await knex.schema.dropTableIfExists('extension_install_secrets');
+    },
+  },
+  {
+    /**
+     * Bundle serving: each uploaded version keeps the SHA-256 of its bundle's content (bundles.ts
+     * says how the content is written), the name `GET /v1/extension-bundles/{sha256}` finds it by.
+     * Versions uploaded before are hashed here, in one pass.
+     */
+    name: '20261128170000_extension_bundle_hashes',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('extension_versions', (t) => {
+        t.specificType('bundle_sha256', 'char(64)').nullable().index();
+      });
+      const uploaded = (await knex('extension_versions').whereNotNull('handler_code').select('id', 'manifest', 'handler_code')) as { id: string; manifest: unknown; handler_code: string }[];
+      for (const row of uploaded) {
+        await knex('extension_versions').where({ id: row.id }).update({ bundle_sha256: bundleHash(row.manifest, row.handler_code) });
+      }
+    },
+    async down(knex: Knex) {
+      await knex.schema.alterTable('extension_versions', (t) => t.dropColumn('bundle_sha256'));
+    },
+  },
+  {
+    /**
+     * Ratings: one per user and extension, 1 to 5 (ratings.ts). Profiles read the average and count
+     * from these rows (repo.ts), so a deleted user's ratings, which go with them, leave nothing
+     * stale; the extensions table's rating_sum and rating_count counters, never written, go.
+     */
+    name: '20261128171000_extension_ratings',
+    async up(knex: Knex) {
+      await knex.schema.createTable('extension_ratings', (t) => {
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE');
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        /** The account whose install made the rating possible (kept when it is dissolved). */
+        t.uuid('account_id').nullable().references('accounts.id').onDelete('SET NULL');
+        t.smallint('rating').notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['extension_id', 'user_id']);
+        t.index(['user_id']);
+      });
+      await knex.raw('alter table extension_ratings add constraint extension_ratings_range check (rating between 1 and 5)');
+      await knex.schema.alterTable('extensions', (t) => t.dropColumns('rating_count', 'rating_sum'));
+    },
+    async down(knex: Knex) {
+      await knex.schema.alterTable('extensions', (t) => {
+        t.integer('rating_count').notNullable().defaultTo(0);
+        t.integer('rating_sum').notNullable().defaultTo(0);
+      });
+      await knex.schema.dropTableIfExists('extension_ratings');
     },
   },
 ];

@@ -13,14 +13,23 @@ import type { Extension, ExtensionInstall, ExtensionPurchase, ExtensionScreensho
 type Db = Knex | Knex.Transaction;
 type Schemas = components['schemas'];
 
-/** Current installs, and the average rating from the stored sum and count (null before the first rating). */
+/**
+ * Current installs, and the ratings users gave (ratings.ts): the average (null before the first
+ * rating) and count are read from `extension_ratings` itself, so a rating that goes with its
+ * user (a cascade delete) leaves no stale counter behind.
+ */
 const counted = {
   install_count: '(select count(*) from extension_installs i where i.extension_id = e.id)',
-  rating_avg: 'case when e.rating_count > 0 then e.rating_sum::float8 / e.rating_count end',
+  rating_avg: '(select avg(r.rating)::float8 from extension_ratings r where r.extension_id = e.id)',
+  rating_count: '(select count(*)::int from extension_ratings r where r.extension_id = e.id)',
 } as const;
 const extensionRows = schemaRows('Extension', { table: 'e', from: counted });
 /** A published extension, with the rating sum its profile's average is computed from. */
-const publishedRows = schemaRows('PublicExtension', { table: 'e', from: counted, extra: tableColumns('extensions', ['rating_sum'], 'e') });
+const publishedRows = schemaRows('PublicExtension', {
+  table: 'e',
+  from: counted,
+  extra: { rating_sum: { type: 'integer', from: '(select coalesce(sum(r.rating), 0)::int from extension_ratings r where r.extension_id = e.id)' } },
+});
 export type PublishedExtension = RowValue<typeof publishedRows>;
 
 /** The stored manifest is NULL until the bundle is uploaded (the wire leaves the member out then). */

@@ -2,6 +2,8 @@
 import { SUCCESS, reply } from '../../http/envelope';
 import { bindRest } from '../../http/rest';
 import type { Access } from './access';
+import type { Bundles } from './bundles';
+import type { Ratings } from './ratings';
 import type { Installs } from './installs';
 import type { Review } from './review';
 import type { Runtime } from './runtime';
@@ -15,9 +17,11 @@ export interface ExtensionsParts {
   runtime: Runtime;
   access: Access;
   secrets: Secrets;
+  bundles: Bundles;
+  ratings: Ratings;
 }
 
-export function createExtensionsRest({ service, installs, review, runtime, access, secrets }: ExtensionsParts) {
+export function createExtensionsRest({ service, installs, review, runtime, access, secrets, bundles, ratings }: ExtensionsParts) {
   return bindRest({
     developerExtensions: (_r, context) => service.list(context.auth),
     createDeveloperExtension: async ({ body }, context) => reply(201, await service.create(context.auth, body)),
@@ -79,6 +83,17 @@ export function createExtensionsRest({ service, installs, review, runtime, acces
       return SUCCESS;
     },
     extensionSecret: ({ params }, context) => secrets.read(context.auth, params.name),
+    extensionInstallBundle: ({ params }, context) => bundles.forInstall(context.auth, params.id),
+    myExtensionRating: ({ params }, context) => ratings.mine(context.auth, params.id),
+    rateExtension: ({ params, body }, context) => ratings.rate(context.auth, params.id, body.rating),
+    async deleteExtensionRating({ params }, context) {
+      await ratings.remove(context.auth, params.id);
+      return SUCCESS;
+    },
+    async extensionBundle({ params }) {
+      const { bundle, headers } = await bundles.byHash(params.sha256);
+      return reply(200, bundle, headers);
+    },
     extensionInstallLogs: ({ params }, context) => runtime.installLogs(context.auth, params.id),
     developerExtensionLogs: ({ params }, context) => runtime.extensionLogs(context.auth, params.id),
     writeExtensionLog: async ({ body }) => reply(201, await runtime.writeLog(body)),

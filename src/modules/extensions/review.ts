@@ -3,7 +3,9 @@
  * until an operator holding admin `extension-review:edit` approves it (it becomes `published`,
  * and its extension public) or rejects it with notes (`rejected`; the developer may upload again
  * and resubmit). The submitter (else the extension's creator) is notified (`extension_review`) in
- * the decision's own transaction. The admin gates are declared in spec/openapi/modules/extensions.yaml.
+ * the decision's own transaction; after an approval committed, every install of the extension is told
+ * the bundle it runs now (bundles.ts, `extension:updated`). The admin gates are declared in
+ * spec/openapi/modules/extensions/versions.yaml.
  */
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/context';
@@ -27,7 +29,13 @@ const decisionRows = schemaRows('ExtensionReview', {
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function createReview(deps: { repo: ExtensionsRepo; knex: Knex; notifications: Pick<ModuleApis['notifications'], 'notify'> }) {
+export function createReview(deps: {
+  repo: ExtensionsRepo;
+  knex: Knex;
+  notifications: Pick<ModuleApis['notifications'], 'notify'>;
+  /** Run after an approval committed: the installs learn which bundle they run now (bundles.ts). */
+  published: (extensionId: string) => Promise<void>;
+}) {
   const { repo, knex } = deps;
   const reviews = (db: Knex | Knex.Transaction = knex, select = reviewRows.select) =>
     db('extension_versions as v').join('extensions as e', 'e.id', 'v.extension_id').select(db.raw(select));
@@ -77,7 +85,11 @@ export function createReview(deps: { repo: ExtensionsRepo; knex: Knex; notificat
         .orderBy([{ column: 'v.submitted_at' }, { column: 'v.created_at' }, { column: 'v.id' }]);
       return rows.map(reviewRows.map);
     },
-    approve: (auth: AuthContext, versionId: string, notes?: string | null) => decide(auth, versionId, 'published', notes?.trim() ? notes.trim() : null),
+    async approve(auth: AuthContext, versionId: string, notes?: string | null): Promise<ExtensionReview> {
+      const approved = await decide(auth, versionId, 'published', notes?.trim() ? notes.trim() : null);
+      await deps.published(approved.extensionId);
+      return approved;
+    },
     reject: (auth: AuthContext, versionId: string, notes: string) => decide(auth, versionId, 'rejected', notes.trim() ? notes.trim() : null),
   };
 }

@@ -27,6 +27,15 @@ export type ExtensionSecretValue = Camelize<Schemas['ExtensionSecretValue']>;
 export const MAX_SECRETS_PER_INSTALL = 100;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The spec's ExtensionSecretName: REST refuses others at the edge with the same words (x-error-message). */
+const NAME_RE = /^[A-Za-z0-9_.-]{1,100}$/;
+const MAX_VALUE_LENGTH = 8192;
+const invalid = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
+
+/** The checks REST's validator made from the spec, repeated for GraphQL, which reaches here unchecked. */
+function checkName(name: string): void {
+  if (!NAME_RE.test(name)) throw invalid('name', m.invalidSecretName);
+}
 const secretRows = schemaRows('ExtensionSecret');
 /** A secret with its sealed value, from `extension_install_secrets as s` joined to its install. */
 const sealedRows = schemaRows('ExtensionSecret', { table: 's', extra: tableColumns('extension_install_secrets', ['value_sealed'], 's') });
@@ -54,6 +63,8 @@ export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
 
     /** extension_install_secrets.upsert: seals and stores one value; the answer carries no value. */
     async set(auth: AuthContext, installId: string, name: string, value: string): Promise<ExtensionSecret> {
+      checkName(name);
+      if (value.length < 1 || value.length > MAX_VALUE_LENGTH) throw invalid('value', m.invalidSecretValue);
       return knex.transaction(async (trx) => {
         const id = await ownInstall(auth, installId, trx);
         const exists = await trx('extension_install_secrets').where({ install_id: id, name }).first('name');
@@ -73,6 +84,7 @@ export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
 
     /** extension_install_secrets.delete */
     async remove(auth: AuthContext, installId: string, name: string): Promise<void> {
+      checkName(name);
       const id = await ownInstall(auth, installId);
       const deleted = await knex('extension_install_secrets').where({ install_id: id, name }).delete().returning('name');
       if (deleted.length === 0) throw AppError.notFound(m.secretNotFound);
@@ -80,6 +92,7 @@ export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
 
     /** extension_install_secrets.read: one value, opened, for the install the extension token is bound to. */
     async read(auth: AuthContext, name: string): Promise<ExtensionSecretValue> {
+      checkName(name);
       const installId = auth.kind === 'extension' ? auth.binding?.installId : undefined;
       const accountId = requireAccountId(auth);
       if (!installId || !UUID_RE.test(installId)) throw AppError.notFound(m.secretNotFound);

@@ -20,6 +20,7 @@ import { pageOf, type Page, type PageRequest } from '../../paging';
 import type { ModuleApis } from '../contract';
 import type { DeveloperApi } from '../developer';
 import type { ExtensionSoundLimits, SoundsApi } from '../sounds';
+import { bundleHash } from './bundle-content';
 import { extensionMessages as m } from './errors';
 import type {
   Extension,
@@ -319,7 +320,10 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         await trx('extension_versions').where({ id: current.id }).forUpdate().first('id');
         const locked = (await repo.versionById(row.id, versionId, trx))!;
         if (locked.status === 'published') throw new AppError('CONFLICT', m.publishedImmutable);
-        await repo.updateVersion(current.id, { manifest: JSON.stringify(input.manifest), handler_code: input.handlerCode, status: 'uploaded', uploaded_at: trx.fn.now() }, trx);
+        const manifest = JSON.stringify(input.manifest);
+        // The content's hash names the bundle's immutable URL (bundles.ts); hashed as the column will hold it.
+        const bundleSha256 = bundleHash(JSON.parse(manifest), input.handlerCode);
+        await repo.updateVersion(current.id, { manifest, handler_code: input.handlerCode, bundle_sha256: bundleSha256, status: 'uploaded', uploaded_at: trx.fn.now() }, trx);
         return (await repo.versionById(row.id, versionId, trx))!;
       });
     },
