@@ -14,8 +14,8 @@ function expectStatus(what: string, res: { status: number; body: unknown }, stat
   if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
 }
 
-/** A developer whose application `admin` (holding the bootstrap admin role) approved. */
-export async function approvedDeveloper(t: Pick<TestApp, 'url'>, admin: LoggedIn): Promise<LoggedIn> {
+/** A developer whose application `admin` (holding the bootstrap admin role) approved, with the slug of their public profile. */
+export async function approvedDeveloper(t: Pick<TestApp, 'url'>, admin: LoggedIn): Promise<LoggedIn & { profileSlug: string }> {
   const dev = await devLogin(t);
   const profileSlug = slug('studio');
   const applied = await api(t, 'POST', '/developer/application', {
@@ -24,7 +24,7 @@ export async function approvedDeveloper(t: Pick<TestApp, 'url'>, admin: LoggedIn
   });
   expectStatus('developer application', applied, 201);
   expectStatus('application approval', await api(t, 'POST', `/admin/developer-applications/${(applied.body.data as Json).id}/approve`, { token: admin.accessToken, body: {} }), 200);
-  return dev;
+  return { ...dev, profileSlug };
 }
 
 /** A published extension (created, bundle uploaded, submitted, approved) declaring `permissions`. */

@@ -15,13 +15,13 @@ import path from 'node:path';
 import { SEALED_COLUMNS, checkSealedValues } from '../../src/auth/sealed';
 import { createSecretBox } from '../../src/auth/secrets';
 import { gql, useTestApp } from '../helpers/app';
+import { approvedDeveloper, installExtension, publishedExtension as publishedExtensionOf } from '../helpers/extensions';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
 const adminEmail = `ops-${randomUUID()}@example.test`;
 const t = useTestApp({ auth: { bootstrap_admins: [adminEmail] } });
 
 type Json = Record<string, any>;
-const slug = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 const TONE = readFileSync(path.join(__dirname, '../fixtures/audio/tone.wav'));
 const DECLARED = ['events:read', 'events:create', 'sounds:read', 'sounds:create', 'chat:read', 'tokens:create', 'apikeys:create'];
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -31,38 +31,17 @@ let dev: LoggedIn;
 
 beforeAll(async () => {
   admin = await devLogin(t, adminEmail);
-  dev = await devLogin(t);
-  const profileSlug = slug('studio');
-  const applied = await api(t, 'POST', '/developer/application', {
-    token: dev.accessToken,
-    body: { application_type: 'solo', display_name: `Dev ${profileSlug}`, slug: profileSlug, description: 'Builds things', motivation: 'Fun', what_to_build: 'Bots' },
-  });
-  expect(applied.status).toBe(201);
-  expect((await api(t, 'POST', `/admin/developer-applications/${(applied.body.data as Json).id}/approve`, { token: admin.accessToken, body: {} })).status).toBe(200);
+  dev = await approvedDeveloper(t, admin);
 });
 
 /** A published extension (created, uploaded, submitted, approved) declaring DECLARED. */
-async function publishedExtension(name: string): Promise<Json> {
-  const created = await api(t, 'POST', '/developer/extensions', { token: dev.accessToken, body: { name, slug: slug('ext') } });
-  expect(created.status).toBe(201);
-  const ext = created.body.data as Json;
-  const version = await api(t, 'POST', `/developer/extensions/${ext.id}/versions`, { token: dev.accessToken, body: { version: '1.0.0' } });
-  expect(version.status).toBe(201);
-  const versionId = (version.body.data as Json).id as string;
-  const manifest = { handlers: ['run'], permissions: DECLARED };
-  expect((await api(t, 'PUT', `/developer/extensions/${ext.id}/versions/${versionId}/bundle`, { token: dev.accessToken, body: { manifest, handler_code: 'export function run() {}' } })).status).toBe(200);
-  expect((await api(t, 'POST', `/developer/extensions/${ext.id}/versions/${versionId}/publish`, { token: dev.accessToken })).status).toBe(200);
-  expect((await api(t, 'POST', `/admin/extension-reviews/${versionId}/approve`, { token: admin.accessToken, body: {} })).status).toBe(200);
-  return ext;
-}
+const publishedExtension = (name: string) => publishedExtensionOf(t, dev, admin, name, DECLARED);
 
 /** Installs `ext` into the user's account granting `permissions`; answers the install and its token. */
 async function install(user: LoggedIn, ext: Json, permissions: string[]): Promise<{ id: string; token: string }> {
-  const res = await api(t, 'POST', '/extension-installs', { token: user.accessToken, body: { extension_id: ext.id, permissions } });
-  expect(res.status).toBe(201);
-  const data = res.body.data as Json;
-  expect(data.permissions).toEqual([...permissions].sort());
-  return { id: data.id as string, token: data.token.token as string };
+  const installed = await installExtension(t, user, ext, permissions);
+  expect(installed.permissions).toEqual([...permissions].sort());
+  return installed;
 }
 
 /** A refusal with the same code and message on REST and GraphQL. */

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { gql, systemKey, useTestApp } from '../helpers/app';
+import { approvedDeveloper, installExtension, publishedExtension as publishedExtensionOf } from '../helpers/extensions';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
 const adminEmail = `ops-${randomUUID()}@example.test`;
@@ -14,42 +15,23 @@ const service = systemKey(`ratings-${randomUUID()}`, ['extension-store:review', 
 const t = useTestApp({ auth: { bootstrap_admins: [adminEmail], system_keys: [service.config] } });
 
 type Json = Record<string, any>;
-const slug = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const RATE = 'mutation($extensionId: UUID!, $rating: Int!) { rateExtension(extensionId: $extensionId, rating: $rating) { extensionId userId rating createdAt updatedAt } }';
 const MINE = 'query($extensionId: UUID!) { myExtensionRating(extensionId: $extensionId) { rating } }';
 const WITHDRAW = 'mutation($extensionId: UUID!) { deleteExtensionRating(extensionId: $extensionId) }';
 
 let admin: LoggedIn;
-let dev: LoggedIn;
+let dev: LoggedIn & { profileSlug: string };
 let profileSlug: string;
 
 beforeAll(async () => {
   admin = await devLogin(t, adminEmail);
-  dev = await devLogin(t);
-  profileSlug = slug('studio');
-  const applied = await api(t, 'POST', '/developer/application', {
-    token: dev.accessToken,
-    body: { application_type: 'solo', display_name: `Dev ${profileSlug}`, slug: profileSlug, description: 'Builds things', motivation: 'Fun', what_to_build: 'Widgets' },
-  });
-  expect(applied.status).toBe(201);
-  expect((await api(t, 'POST', `/admin/developer-applications/${(applied.body.data as Json).id}/approve`, { token: admin.accessToken, body: {} })).status).toBe(200);
+  dev = await approvedDeveloper(t, admin);
+  profileSlug = dev.profileSlug;
 });
 
-async function publishedExtension(name: string): Promise<Json> {
-  const ext = (await api(t, 'POST', '/developer/extensions', { token: dev.accessToken, body: { name, slug: slug('ext') } })).body.data as Json;
-  const versionId = ((await api(t, 'POST', `/developer/extensions/${ext.id}/versions`, { token: dev.accessToken, body: { version: '1.0.0' } })).body.data as Json).id as string;
-  expect((await api(t, 'PUT', `/developer/extensions/${ext.id}/versions/${versionId}/bundle`, { token: dev.accessToken, body: { manifest: { handlers: ['run'], permissions: ['events:read'] }, handler_code: 'export function run() {}' } })).status).toBe(200);
-  expect((await api(t, 'POST', `/developer/extensions/${ext.id}/versions/${versionId}/publish`, { token: dev.accessToken })).status).toBe(200);
-  expect((await api(t, 'POST', `/admin/extension-reviews/${versionId}/approve`, { token: admin.accessToken, body: {} })).status).toBe(200);
-  return ext;
-}
-
-async function install(user: LoggedIn, extId: string): Promise<{ id: string; token: string }> {
-  const res = await api(t, 'POST', '/extension-installs', { token: user.accessToken, body: { extension_id: extId, permissions: ['events:read'] } });
-  expect(res.status).toBe(201);
-  return { id: (res.body.data as Json).id as string, token: (res.body.data as Json).token.token as string };
-}
+const publishedExtension = (name: string) => publishedExtensionOf(t, dev, admin, name, ['events:read']);
+const install = (user: LoggedIn, extId: string) => installExtension(t, user, { id: extId }, ['events:read']);
 
 /** The extension as its developer's public profile lists it. */
 async function listed(extId: string): Promise<{ extension: Json; stats: Json }> {
