@@ -126,7 +126,9 @@ export function createAccountsService(deps: AccountsDeps) {
 
   /** `member_joined` to the account's owner and the inviter (never the one who joined), per their preferences. */
   async function notifyJoined(trx: Knex.Transaction, accountId: string, userId: string, invitedBy: string | null, role: string): Promise<void> {
-    const [account, joiner] = await Promise.all([repo.accountById(accountId, trx), repo.userById(userId, trx)]);
+    // One after the other: a transaction's one connection runs one query at a time.
+    const account = await repo.accountById(accountId, trx);
+    const joiner = await repo.userById(userId, trx);
     if (!account) return;
     const recipients = new Set([account.ownerId, invitedBy].filter((id): id is string => Boolean(id) && id !== userId));
     for (const recipient of recipients) {

@@ -134,15 +134,20 @@ export function createDeveloperRepo(knex: Knex) {
     },
     /** slugs.taken: a developer profile, a team or another pending application holds it */
     async slugTaken(slug: string, db: Db = knex, exceptApplication?: string): Promise<boolean> {
-      const [profile, team, application] = await Promise.all([
-        db('developer_profiles').where({ slug }).first('id'),
-        db('developer_teams').where({ slug }).first('id'),
-        db('developer_applications')
-          .where({ slug, status: 'pending' })
-          .modify((q) => (exceptApplication ? q.whereNot({ id: exceptApplication }) : q))
-          .first('id'),
-      ]);
-      return Boolean(profile || team || application);
+      // One statement: `db` may be a transaction, whose one connection runs one query at a time.
+      const hits = await db('developer_profiles')
+        .where({ slug })
+        .select('id')
+        .unionAll((q) => q.from('developer_teams').where({ slug }).select('id'))
+        .unionAll((q) =>
+          q
+            .from('developer_applications')
+            .where({ slug, status: 'pending' })
+            .modify((w) => (exceptApplication ? w.whereNot({ id: exceptApplication }) : w))
+            .select('id'),
+        )
+        .limit(1);
+      return hits.length > 0;
     },
 
     // ------------------------------------------------------------------ profiles
