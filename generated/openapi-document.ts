@@ -23214,6 +23214,7 @@ export const openapiDocument = {
             "multipart/form-data": {
               "schema": {
                 "type": "object",
+                "additionalProperties": false,
                 "required": [
                   "file"
                 ],
@@ -23224,8 +23225,12 @@ export const openapiDocument = {
                     "description": "The audio file: MP3, WAV, OGG or FLAC."
                   },
                   "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
                     "type": "string",
-                    "description": "Display name; defaults to the file name without its extension."
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "pattern": "\\S",
+                    "description": "Display name, 1 to 100 characters after trimming; defaults to the file name without its extension when the part is absent."
                   }
                 }
               }

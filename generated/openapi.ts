@@ -21689,7 +21689,7 @@ export interface operations {
                      * @description The audio file: MP3, WAV, OGG or FLAC.
                      */
                     file: string;
-                    /** @description Display name; defaults to the file name without its extension. */
+                    /** @description Display name, 1 to 100 characters after trimming; defaults to the file name without its extension when the part is absent. */
                     name?: string;
                 };
             };
