@@ -69,8 +69,10 @@ async function build(): Promise<Map<string, string>> {
   files.set('generated/tables.ts', await tablesModule());
   checkSpecAgreement(openapi, routes, schema, files.get('generated/tables.ts')!);
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));
-  // Published only from specs without problems: an operation that failed its checks has no gate.
-  if (problems.length === 0) for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl, ws.text)) files.set(file, content);
+  // Published only from specs without problems (an operation that failed its checks has no gate),
+  // and the SDK and references are built from the published documents: with problems, stop here.
+  if (problems.length) return files;
+  for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl, ws.text)) files.set(file, content);
   for (const [file, content] of await sdkFiles({ schema, files })) files.set(file, content);
   for (const [file, content] of await referenceFiles(openapi, ws.doc)) files.set(file, content);
   return files;
