@@ -43,7 +43,7 @@ import { chatModule } from './modules/chat';
 import { developerModule } from './modules/developer';
 import { eventsModule } from './modules/events';
 import { extensionsModule } from './modules/extensions';
-import { featuresModule, GLOBAL_KEY as FEATURE_GLOBALS_KEY } from './modules/features';
+import { featuresModule, GLOBAL_FAMILY as FEATURE_GLOBALS_FAMILY } from './modules/features';
 import { ideasModule } from './modules/ideas';
 import { idempotencyModule } from './modules/idempotency';
 import { mailModule } from './modules/mail';
@@ -249,7 +249,7 @@ const NEAR_CACHE_TTL_MS = 30_000;
 
 /** Redis, with node-local copies of the keys every request reads (key look-ups, global feature switches). */
 async function sharedCache(url: string, prefix: string, bus: Bus, log: Logger): Promise<Cache> {
-  const cache = withNearCache(createRedisCache(url, prefix, { log }), bus, { prefixes: [KEY_CACHE_PREFIX, FEATURE_GLOBALS_KEY], ttlMs: NEAR_CACHE_TTL_MS, log });
+  const cache = withNearCache(createRedisCache(url, prefix, { log }), bus, { prefixes: [KEY_CACHE_PREFIX, FEATURE_GLOBALS_FAMILY], ttlMs: NEAR_CACHE_TTL_MS, log });
   await bus.subscribe(NEAR_INVALIDATIONS_CHANNEL, (_channel, message) => cache.onNearInvalidation(message));
   // The rate limiters send on the raw client, which has no offline queue: a request served before
   // its first connection would be let through uncounted. Wait for that connection's first outcome
