@@ -19,12 +19,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { startNodeArgs } from '../../scripts/bench/lib';
-import { RELEASED_COMMIT_FILE } from '../../scripts/spec-diff';
 import { createScratchDatabase, type ScratchDatabase } from '../../src/infra/db/scratch';
 import { services } from '../helpers/app';
 
 const root = path.resolve(__dirname, '../..');
 const OPERATOR = 'rolling-ops@example.test';
+/** What `npm run spec:release` writes (scripts/spec-diff.ts, RELEASED_COMMIT_FILE); not imported: that script loads every diff tool. */
+const RELEASED_COMMIT_FILE = 'spec/released/COMMIT';
 
 /** The previous release's tree with its dependencies installed, made once per commit. */
 function previousRelease(): string {
