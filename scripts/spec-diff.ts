@@ -200,12 +200,13 @@ export const RELEASED_COMMIT_FILE = 'spec/released/COMMIT';
  * own files aside), or the recorded commit would not be the code that was released.
  */
 function releasedCommit(base: string): string {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: base, encoding: 'utf8' }).trim();
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: base, encoding: 'utf8' });
+  // Not trimmed: a porcelain line starts with its two status columns, either of which may be a space.
   const dirty = git('status', '--porcelain', '--untracked-files=no')
     .split('\n')
     .filter((line) => line && !/^.. (spec\/released\/|spec\/breaking-changes\.yaml)/.test(line));
   if (dirty.length > 0) throw new Error(`spec:release: commit these first, the release is HEAD:\n${dirty.join('\n')}`);
-  return git('rev-parse', 'HEAD');
+  return git('rev-parse', 'HEAD').trim();
 }
 
 export function release(base: string = root): string[] {
