@@ -160,8 +160,15 @@ async function until(probe: () => boolean, timeoutMs: number): Promise<void> {
     );
     const env = (name: string) => ({ SVC_CONFIG: configFile, SVC_DATA_DIR: path.join(dir, name), DATABASE_URL: database.url, REDIS_URL: process.env.REDIS_URL! });
     // The previous release as it ran: its own start command (TypeScript through tsx).
-    nodes.push(await startNode('previous', ['--max-old-space-size=256', '--no-warnings', '--import', 'tsx', 'src/main.ts'], release, env('previous')));
+    const previousArgs = ['--max-old-space-size=256', '--no-warnings', '--import', 'tsx', 'src/main.ts'];
+    const first = await startNode('previous', previousArgs, release, env('previous'));
+    nodes.push(first);
     nodes.push(await startNode('current', [...startNodeArgs(), 'dist/main.js'], root, env('current')));
+    // A node of the previous release restarted on the database today's node migrated (as a crash,
+    // a reschedule or a scale-out does during the roll) starts, and serves the traffic below.
+    first.child.kill('SIGTERM');
+    await new Promise((resolve) => (first.child.exitCode !== null ? resolve(null) : first.child.once('exit', resolve)));
+    nodes.splice(0, 1, await startNode('previous', previousArgs, release, env('previous')));
   }, 240_000);
 
   afterAll(async () => {
