@@ -5,7 +5,9 @@
  *                          exit 1 on a breaking change that spec/breaking-changes.yaml does not
  *                          accept with a reason
  *   npm run spec:release   make the published documents the released snapshot (on a release),
- *                          and empty the accepted list, which only ever covers the next release
+ *                          empty the accepted list, which only ever covers the next release, and
+ *                          record the released commit in spec/released/COMMIT (the rolling-upgrade
+ *                          test starts that commit beside the current code)
  *
  * Each document is compared by a maintained tool: OpenAPI by Optic's breaking-change ruleset
  * (@useoptic/standard-rulesets over documents @useoptic/openapi-io dereferences, recursive schemas
@@ -13,6 +15,7 @@
  * `breaking` changes, and its unclassified removals: what a consumer relied on is gone).
  * A finding has a stable id, `<spec> <rule> <where>`, which is what the accepted list names.
  */
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -189,8 +192,26 @@ export async function runDiff(base: string = root): Promise<{ ok: boolean; repor
   return { ok: breaking === 0 && problems.length === 0, report };
 }
 
+/** Where `spec:release` records the released commit: the previous release, for the rolling-upgrade test. */
+export const RELEASED_COMMIT_FILE = 'spec/released/COMMIT';
+
+/**
+ * The commit being released: HEAD, which must hold every change of the work tree (the snapshot's
+ * own files aside), or the recorded commit would not be the code that was released.
+ */
+function releasedCommit(base: string): string {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: base, encoding: 'utf8' });
+  // Not trimmed: a porcelain line starts with its two status columns, either of which may be a space.
+  const dirty = git('status', '--porcelain', '--untracked-files=no')
+    .split('\n')
+    .filter((line) => line && !/^.. (spec\/released\/|spec\/breaking-changes\.yaml)/.test(line));
+  if (dirty.length > 0) throw new Error(`spec:release: commit these first, the release is HEAD:\n${dirty.join('\n')}`);
+  return git('rev-parse', 'HEAD').trim();
+}
+
 export function release(base: string = root): string[] {
   const written: string[] = [];
+  const commit = releasedCommit(base);
   for (const document of DOCUMENTS) {
     const published = publishedOf(base, document);
     if (!published) throw new Error(`${document.spec}: no published document; run npm run codegen`);
@@ -206,6 +227,8 @@ export function release(base: string = root): string[] {
 accepted: []
 `,
   );
+  writeFileSync(path.join(base, RELEASED_COMMIT_FILE), `${commit}\n`);
+  written.push(`${commit} -> ${RELEASED_COMMIT_FILE}`);
   return written;
 }
 

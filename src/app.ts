@@ -28,6 +28,7 @@ import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { loggedBus } from './realtime/resume';
 import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, REDIS_CONNECT_TIMEOUT_MS, withNearCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration, type MigrationSet } from './infra/db/database';
+import { splitRelationalLedger } from './infra/db/ledgers';
 import { openJobs, type Jobs } from './infra/jobs';
 import { setKeptBudget } from './infra/kept';
 import { setLastResort } from './infra/listeners';
@@ -43,7 +44,7 @@ import { chatModule } from './modules/chat';
 import { developerModule } from './modules/developer';
 import { eventsModule } from './modules/events';
 import { extensionsModule } from './modules/extensions';
-import { featuresModule, GLOBAL_KEY as FEATURE_GLOBALS_KEY } from './modules/features';
+import { featuresModule, GLOBAL_FAMILY as FEATURE_GLOBALS_FAMILY } from './modules/features';
 import { ideasModule } from './modules/ideas';
 import { idempotencyModule } from './modules/idempotency';
 import { mailModule } from './modules/mail';
@@ -150,10 +151,11 @@ export const bindingsComplete: [
 export const relationalMigrations: readonly Migration[] = moduleList().flatMap((m) => ('migrations' in m ? (m.migrations ?? []) : []));
 /** Time-series migrations (partitioned sample tables) of every module. */
 export const timeseriesMigrations: readonly Migration[] = moduleList().flatMap((m) => ('timeseriesMigrations' in m ? (m.timeseriesMigrations ?? []) : []));
-const relationalSet: MigrationSet = { table: 'knex_migrations', migrations: relationalMigrations };
+/** Two ledgers, so that a node of the first rolling-upgradable release still starts on a migrated database (src/infra/db/ledgers.ts). */
+const relationalSets: readonly MigrationSet[] = splitRelationalLedger({ table: 'knex_migrations', migrations: relationalMigrations });
 const timeseriesSet: MigrationSet = { table: 'knex_migrations_timeseries', migrations: timeseriesMigrations };
 /** Every migration of a database that holds both stores (no TIMESERIES_URL), in the order they run. */
-export const sharedStoreMigrations: readonly MigrationSet[] = [relationalSet, timeseriesSet];
+export const sharedStoreMigrations: readonly MigrationSet[] = [...relationalSets, timeseriesSet];
 
 export interface App {
   readonly config: Readonly<Config>;
@@ -184,7 +186,7 @@ export interface AppOptions {
 
 /** The migration sets each store's database holds: both in one unless TIMESERIES_URL names another. */
 export function storeMigrationSets(config: Readonly<Config>): { relational: readonly MigrationSet[]; timeseries: readonly MigrationSet[] } {
-  return config.timeseries_url ? { relational: [relationalSet], timeseries: [timeseriesSet] } : { relational: sharedStoreMigrations, timeseries: [] };
+  return config.timeseries_url ? { relational: relationalSets, timeseries: [timeseriesSet] } : { relational: sharedStoreMigrations, timeseries: [] };
 }
 
 async function openStores(config: Readonly<Config>, log: Logger): Promise<{ db: Database; timeseries: Database }> {
@@ -249,7 +251,7 @@ const NEAR_CACHE_TTL_MS = 30_000;
 
 /** Redis, with node-local copies of the keys every request reads (key look-ups, global feature switches). */
 async function sharedCache(url: string, prefix: string, bus: Bus, log: Logger): Promise<Cache> {
-  const cache = withNearCache(createRedisCache(url, prefix, { log }), bus, { prefixes: [KEY_CACHE_PREFIX, FEATURE_GLOBALS_KEY], ttlMs: NEAR_CACHE_TTL_MS, log });
+  const cache = withNearCache(createRedisCache(url, prefix, { log }), bus, { prefixes: [KEY_CACHE_PREFIX, FEATURE_GLOBALS_FAMILY], ttlMs: NEAR_CACHE_TTL_MS, log });
   await bus.subscribe(NEAR_INVALIDATIONS_CHANNEL, (_channel, message) => cache.onNearInvalidation(message));
   // The rate limiters send on the raw client, which has no offline queue: a request served before
   // its first connection would be let through uncounted. Wait for that connection's first outcome

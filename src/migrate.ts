@@ -24,7 +24,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       if (argv.includes('--status')) {
         const status = await migrationStatus(db.knex, store.sets);
-        log.info({ store: store.name, pending: status.pending, unknown: status.unknown }, status.pending.length ? `${status.pending.length} migration(s) pending` : 'up to date');
+        log.info({ store: store.name, pending: status.pending, unknown: status.unknown, misplaced: status.misplaced }, status.pending.length ? `${status.pending.length} migration(s) pending` : 'up to date');
         if (status.pending.length) code = 2;
       } else if (argv.includes('--rollback')) {
         const undone = await rollbackLast(db.knex, store.sets, { url: store.url, log });

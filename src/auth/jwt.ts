@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import { keptCache } from '../infra/kept';
-import { PERMISSION_CLAIMS, decodePermissions, encodePermissions } from './permission-claims';
+import { BEYOND_P1_CLAIM, PERMISSION_CLAIMS, decodeClaim, encodeClaims } from './permission-claims';
 
 export type JwtUse = 'access' | 'ws' | 'refresh';
 
@@ -74,7 +74,7 @@ export function createJwtService(secret: string): JwtService {
       const issuedAt = Math.floor(Date.now() / 1000);
       const expiresAt = 'expiresAt' in lifetime ? lifetime.expiresAt : new Date((issuedAt + lifetime.ttlSeconds) * 1000);
       const payload: Record<string, unknown> = { ...claims };
-      for (const name of PERMISSION_CLAIMS) if (claims[name] !== undefined) payload[name] = encodePermissions(name, claims[name]!);
+      Object.assign(payload, encodeClaims(claims));
       const jwt = await new SignJWT(payload)
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setIssuer(ISSUER)
@@ -91,7 +91,8 @@ export function createJwtService(secret: string): JwtService {
       try {
         const { payload } = await jwtVerify(token.slice(JWT_PREFIX.length), key, { issuer: ISSUER, algorithms: ['HS256'], requiredClaims: ['exp'] });
         const claims = { ...payload } as unknown as JwtClaims;
-        for (const name of PERMISSION_CLAIMS) if (payload[name] !== undefined) claims[name] = decodePermissions(name, payload[name]);
+        for (const name of PERMISSION_CLAIMS) if (payload[name] !== undefined) claims[name] = decodeClaim(name, payload);
+        delete (claims as unknown as Record<string, unknown>)[BEYOND_P1_CLAIM];
         if (typeof claims.sub !== 'string' || !['access', 'ws', 'refresh'].includes(claims.use)) return { ok: false, expired: false };
         const result = { ok: true as const, claims: deepFreeze(claims) };
         // Kept until the second jose's own check would first call it expired.

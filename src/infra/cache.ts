@@ -275,6 +275,25 @@ export function createMemoryCache(): Cache {
   };
 }
 
+/**
+ * Stored formats are versioned per key family (docs/guides/production.md, "Upgrades and
+ * rollbacks"): each family that keeps a value in the shared cache declares the version of the form
+ * it writes, and its key carries that version, so nodes of two releases never read an entry in a
+ * form they do not know. Version 1 is the bare name (every release before the rule wrote it);
+ * version n > 1 appends `:v<n>`.
+ */
+export function versionedKey(family: string, version: number): string {
+  return version <= 1 ? family : `${family}:v${version}`;
+}
+
+/**
+ * The keys a change of a family's value must clear: its own version's and the one before (the
+ * previous release, which may serve beside this one, still reads and fills that).
+ */
+export function keysToClear(family: string, version: number): string[] {
+  return version <= 1 ? [family] : [versionedKey(family, version), versionedKey(family, version - 1)];
+}
+
 /** Bus channel on which a node announces a near-cached key it changed; the others drop their copy. */
 export const NEAR_INVALIDATIONS_CHANNEL = 'cache:near-invalidations';
 

@@ -51,6 +51,16 @@ export const isStored = (busChannel: string) => relays[family(busChannel)]?.resu
 
 // ------------------------------------------------------------------ cursors
 
+/**
+ * The form of the messages on relayed bus channels (`events:{account_id}`, `chat:{account_id}`,
+ * ...), format version RELAY_FORMAT: the publisher's JSON text, or `#<cursor> <json>` for a
+ * logged one (`unframe` reads both; so does the previous release). Nodes of two releases share
+ * these channels, so a new form comes in two releases (docs/guides/production.md, "Upgrades and
+ * rollbacks"): the first reads it and still publishes this one; the next publishes it, on
+ * `versionedKey(channel, RELAY_FORMAT)` (src/infra/cache.ts) when the two forms cannot be told apart.
+ */
+export const RELAY_FORMAT = 1;
+
 /** Splits `#<cursor> <json>` (a logged message on the bus); a plain JSON message has no cursor. */
 export function unframe(text: string): LoggedFrame | { cursor: null; message: string } {
   if (!text.startsWith('#')) return { cursor: null, message: text };

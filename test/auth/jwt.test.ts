@@ -4,7 +4,7 @@
  * token is never answered from what was kept.
  */
 import { createJwtService } from '../../src/auth/jwt';
-import { decodePermissions, encodePermissions } from '../../src/auth/permission-claims';
+import { BEYOND_P1_CLAIM, PREVIOUS_RELEASE_READS_ARRAYS, decodeClaim, decodePermissions, encodeClaims, encodePermissions } from '../../src/auth/permission-claims';
 import { accountPermissions, adminPermissions, userPermissions } from '../../src/auth/registry';
 
 describe('JWT verification', () => {
@@ -50,7 +50,9 @@ describe('JWT verification', () => {
     const { token } = await jwt.sign({ sub: 'u1', use: 'access', ...all }, { ttlSeconds: 60 });
     expect(token.length).toBeLessThan(700);
     const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
-    expect(payload).toMatchObject({ account_permissions: ['*:*'], admin_permissions: ['*:*'], user_permissions: ['*:*'] });
+    if (PREVIOUS_RELEASE_READS_ARRAYS) expect(payload).toMatchObject({ account_permissions: ['*:*'], admin_permissions: ['*:*'], user_permissions: ['*:*'] });
+    // While the previous release serves beside this one: its bitmaps, with what they cannot hold apart.
+    else expect(payload).toMatchObject({ account_permissions: expect.stringMatching(/^p1\.QbWmM2Pg\./), [BEYOND_P1_CLAIM]: { admin_permissions: expect.arrayContaining(['mail:edit']) } });
     const verified = await jwt.verify(token);
     if (!verified.ok) throw new Error('refused');
     for (const [name, list] of Object.entries(all)) expect([...verified.claims[name as keyof typeof all]!].sort()).toEqual([...list].sort());
@@ -72,5 +74,16 @@ describe('JWT verification', () => {
     expect(decodePermissions('account_permissions', ['events:read', 7])).toEqual(['events:read']);
     expect(decodePermissions('account_permissions', 'nonsense')).toEqual([]);
     expect(decodePermissions('account_permissions', {})).toEqual([]);
+  });
+
+  test("the previous release's bitmap claims are read over its own registry index, so its tokens keep their grants here", () => {
+    // An owner's claims as the previous release minted them (every account string; the user's own).
+    expect(decodePermissions('account_permissions', 'p1.QbWmM2Pg.____________________DwAAAAAAAAAAAAAAAAAA').sort()).toEqual([...accountPermissions].sort());
+    expect(decodePermissions('user_permissions', 'p1.QbWmM2Pg.AAAAAAAAAAAAAAAAAAAA8D8AAAAAAAAAAAAAAAAA').sort()).toEqual([...userPermissions].sort());
+    // Another registry's bitmap names nothing.
+    expect(decodePermissions('account_permissions', 'p1.AAAAAAAA.____________________DwAAAAAAAAAAAAAAAAAA')).toEqual([]);
+    // What the bitmap cannot hold rides beside it and is read back with it.
+    const minted = encodeClaims({ admin_permissions: [...adminPermissions] });
+    expect(decodeClaim('admin_permissions', minted).sort()).toEqual([...adminPermissions].sort());
   });
 });

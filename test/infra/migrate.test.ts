@@ -9,6 +9,7 @@
 import { createApp, sharedStoreMigrations, type App } from '../../src/app';
 import { loadConfig } from '../../src/config/config';
 import { openDatabase } from '../../src/infra/db/database';
+import { FIRST_LEDGER_MIGRATIONS, SECOND_LEDGER_TABLE } from '../../src/infra/db/ledgers';
 import { migrate, migrationStatus, NewerDatabaseError, PendingMigrationsError } from '../../src/infra/db/migrate';
 import { createScratchDatabase, type ScratchDatabase } from '../../src/infra/db/scratch';
 import { createLogger } from '../../src/infra/logger';
@@ -16,7 +17,8 @@ import { startServer, type RunningServer } from '../../src/server';
 import { captureLog } from '../helpers/log-capture';
 import { services } from '../helpers/app';
 
-const relationalCount = sharedStoreMigrations[0]!.migrations.length;
+/** Relational migrations over both ledgers (src/infra/db/ledgers.ts). */
+const relationalCount = sharedStoreMigrations[0]!.migrations.length + sharedStoreMigrations[1]!.migrations.length;
 const log = createLogger({ level: 'silent', service: 'test', env: 'test', version: 'test' });
 
 (services.postgres ? describe : describe.skip)('three nodes on an empty PostgreSQL database', () => {
@@ -47,7 +49,7 @@ const log = createLogger({ level: 'silent', service: 'test', env: 'test', versio
       const res = await fetch(`${url}/v1/health/ready`);
       expect(res.status).toBe(200);
     }
-    const { rows } = (await nodes[0]!.app.db.knex.raw('select name, count(*)::int as n from knex_migrations group by name')) as { rows: { n: number }[] };
+    const { rows } = (await nodes[0]!.app.db.knex.raw('select name, count(*)::int as n from (select name from knex_migrations union all select name from knex_migrations_2) l group by name')) as { rows: { n: number }[] };
     expect(rows).toHaveLength(relationalCount);
     expect(rows.every((row) => row.n === 1)).toBe(true);
   }, 120_000);
@@ -69,7 +71,7 @@ describe('migrate_on_start: false, and a database a newer release migrated', () 
 
     // One handle kept open (a memory:// PGlite lives as long as its handle): migrate, then doctor it.
     const db = await openDatabase({ url, dataDir: 'memory://', migrationSets: sharedStoreMigrations, log });
-    expect(await migrationStatus(db.knex, sharedStoreMigrations)).toEqual({ pending: [], unknown: [] });
+    expect(await migrationStatus(db.knex, sharedStoreMigrations)).toEqual({ pending: [], unknown: [], misplaced: [] });
     await db.knex('knex_migrations').insert({ name: '29991231000000_from_a_newer_release', batch: 99, migration_time: new Date() });
     const logs = captureLog();
     await expect(migrate(db.knex, sharedStoreMigrations, { url, mode: 'check', log: logs.log })).resolves.toEqual([]);
@@ -82,5 +84,29 @@ describe('migrate_on_start: false, and a database a newer release migrated', () 
     await db.knex('knex_migrations').where({ name: '29991231000000_from_a_newer_release' }).delete();
     await expect(migrate(db.knex, sharedStoreMigrations, { url, mode: 'check', log })).rejects.toThrow(new RegExp(`lacks 1 migration\\(s\\) of this release: ${last}`));
     await db.close();
+  }, 120_000);
+
+  it("keeps the first rolling-upgradable release's ledger to its own migrations, and moves later records out of it", async () => {
+    const own = services.postgres ? await createScratchDatabase(process.env.DATABASE_URL!, 'mig') : null;
+    const url = own?.url ?? null;
+    const db = await openDatabase({ url, dataDir: 'memory://', migrationSets: sharedStoreMigrations, log });
+    const names = async (table: string) => ((await db.knex(table).select('name')) as { name: string }[]).map((r) => r.name).sort();
+    // That release refuses to start when its ledger holds a name it lacks: it holds exactly its own.
+    expect(await names('knex_migrations')).toEqual([...FIRST_LEDGER_MIGRATIONS].sort());
+    const later = sharedStoreMigrations[1]!.migrations.map((m) => m.name).sort();
+    expect(later.length).toBeGreaterThan(0);
+    expect(await names(SECOND_LEDGER_TABLE)).toEqual(later);
+    // A database migrated before the split: every record in the first ledger.
+    const rows = (await db.knex(SECOND_LEDGER_TABLE).select('name', 'batch', 'migration_time')) as object[];
+    await db.knex('knex_migrations').insert(rows);
+    await db.knex(SECOND_LEDGER_TABLE).delete();
+    expect(await migrationStatus(db.knex, sharedStoreMigrations)).toEqual({ pending: [], unknown: [], misplaced: later });
+    // Served as it is when only checked; moved (nothing re-applied) by the next apply.
+    await expect(migrate(db.knex, sharedStoreMigrations, { url, mode: 'check', log })).resolves.toEqual([]);
+    await expect(migrate(db.knex, sharedStoreMigrations, { url, mode: 'apply', log })).resolves.toEqual([]);
+    expect(await names('knex_migrations')).toEqual([...FIRST_LEDGER_MIGRATIONS].sort());
+    expect(await names(SECOND_LEDGER_TABLE)).toEqual(later);
+    await db.close();
+    await own?.drop();
   }, 120_000);
 });

@@ -3,7 +3,7 @@
  * the GraphQL documents, and the REST, cookie and WebSocket helpers the suites build on. Importing
  * this module registers an afterEach that closes the sockets its helpers opened.
  */
-import { PERMISSION_CLAIMS, decodePermissions } from '../../src/auth/permission-claims';
+import { PERMISSION_CLAIMS, decodeClaim } from '../../src/auth/permission-claims';
 import type { gql, TestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type ApiResult, type LoggedIn } from '../helpers/users';
 import { connect, type TestSocket, closeSocketsAfterEach } from '../helpers/ws';
@@ -53,7 +53,7 @@ export const cookie = (sessionJwt: string) => ({ cookie: `svc-popout-token=${ses
 export function claims(token: string): Record<string, unknown> {
   const [, payload] = token.slice('lm_'.length).split('.');
   const decoded = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as Record<string, unknown>;
-  for (const name of PERMISSION_CLAIMS) if (decoded[name] !== undefined) decoded[name] = decodePermissions(name, decoded[name]);
+  for (const name of PERMISSION_CLAIMS) if (decoded[name] !== undefined) decoded[name] = decodeClaim(name, decoded);
   return decoded;
 }
 

@@ -28,6 +28,11 @@ export interface MigrationSet {
   /** Name of the knex migrations table. */
   table: string;
   migrations: readonly Migration[];
+  /**
+   * A ledger this set's migrations were recorded in before the set had its own (src/infra/db/ledgers.ts):
+   * entries found there count as applied, and a migrate moves them into `table`.
+   */
+  movedFrom?: string;
 }
 
 export interface Database {

@@ -22,6 +22,8 @@ export interface MigrationStatus {
   pending: string[];
   /** Migrations the database records that this release does not have: a newer release applied them. */
   unknown: string[];
+  /** Applied migrations still recorded in the ledger a set moved from (`MigrationSet.movedFrom`): moved at the next apply. */
+  misplaced: string[];
 }
 
 /** Pending migrations while `db.migrate_on_start` is false: the node does not serve. */
@@ -50,13 +52,51 @@ async function completedNames(knex: Knex, table: string): Promise<string[]> {
 export async function migrationStatus(knex: Knex, sets: readonly MigrationSet[]): Promise<MigrationStatus> {
   const pending: string[] = [];
   const unknown: string[] = [];
+  const misplaced: string[] = [];
+  // A name one set's ledger holds that another set has (recorded before that set had its own ledger) is not a newer release's.
+  const everyKnown = new Set(sets.flatMap((set) => set.migrations.map((m) => m.name)));
   for (const set of sets) {
-    const done = new Set(await completedNames(knex, set.table));
     const known = new Set(set.migrations.map((m) => m.name));
+    const done = new Set(await completedNames(knex, set.table));
+    if (set.movedFrom) {
+      for (const name of await completedNames(knex, set.movedFrom)) {
+        if (known.has(name) && !done.has(name)) {
+          done.add(name);
+          misplaced.push(name);
+        }
+      }
+    }
     pending.push(...[...set.migrations].map((m) => m.name).filter((name) => !done.has(name)).sort());
-    unknown.push(...[...done].filter((name) => !known.has(name)).sort());
+    unknown.push(...[...done].filter((name) => !everyKnown.has(name)).sort());
   }
-  return { pending, unknown };
+  return { pending, unknown, misplaced: misplaced.sort() };
+}
+
+/**
+ * Moves the entries of a set's migrations from the ledger it moved from into its own, in one
+ * transaction, creating the ledger as knex does. Under the migration lock.
+ */
+async function adoptMovedEntries(knex: Knex, set: MigrationSet, log: Logger | undefined): Promise<void> {
+  const from = set.movedFrom;
+  if (!from || !(await knex.schema.hasTable(from))) return;
+  const names = set.migrations.map((m) => m.name);
+  const rows: { name: string; batch: number; migration_time: Date }[] = await knex(from).whereIn('name', names).select('name', 'batch', 'migration_time').orderBy('id');
+  if (rows.length === 0) return;
+  await knex.transaction(async (trx) => {
+    if (!(await trx.schema.hasTable(set.table))) {
+      await trx.schema.createTable(set.table, (t) => {
+        t.increments('id').primary();
+        t.string('name');
+        t.integer('batch');
+        t.timestamp('migration_time');
+      });
+    }
+    const there = new Set(((await trx(set.table).select('name')) as { name: string }[]).map((row) => row.name));
+    const moving = rows.filter((row) => !there.has(row.name));
+    if (moving.length > 0) await trx(set.table).insert(moving);
+    await trx(from).whereIn('name', rows.map((row) => row.name)).del();
+  });
+  log?.info({ from, to: set.table, migrations: rows.map((row) => row.name) }, `moved ${rows.length} migration record(s) to their own ledger`);
 }
 
 /**
@@ -123,7 +163,7 @@ export type MigrateMode = 'apply' | 'check';
 export async function migrate(knex: Knex, sets: readonly MigrationSet[], options: { url: string | null; mode: MigrateMode; log?: Logger }): Promise<string[]> {
   const { log } = options;
   const before = await migrationStatus(knex, sets);
-  if (before.pending.length === 0) {
+  if (before.pending.length === 0 && (before.misplaced.length === 0 || options.mode === 'check')) {
     if (before.unknown.length > 0) log?.warn({ unknown: before.unknown }, 'this database was migrated by a newer release; serving it, as its migrations expand the schema only');
     return [];
   }
@@ -134,6 +174,8 @@ export async function migrate(knex: Knex, sets: readonly MigrationSet[], options
   return withMigrationLock(
     options.url,
     async () => {
+      // Records a set keeps in its own ledger now (ledgers.ts), before knex reads that ledger.
+      for (const set of sets) await adoptMovedEntries(knex, set, log);
       // Another node may have applied them while this one waited for the lock.
       const status = await migrationStatus(knex, sets);
       if (status.unknown.length > 0 && status.pending.length > 0) throw new NewerDatabaseError(status.unknown, status.pending);

@@ -18,11 +18,18 @@ import type { Camelize } from '../../http/mapping';
 import type { AuthContext } from '../../auth/context';
 import type { FeatureChecker } from '../../auth/gates';
 import type { Bus } from '../../infra/bus';
-import type { Cache } from '../../infra/cache';
+import { keysToClear, versionedKey, type Cache } from '../../infra/cache';
 import type { AccountCreationOverride, AccountLayer, FeatureFlag, FeatureRepo } from './repo';
 
-/** Read by every feature check: app.ts keeps a node-local copy of it (cache.ts `withNearCache`). */
-export const GLOBAL_KEY = 'feature-flags:global';
+/**
+ * The global switches' cache entry, read by every feature check: app.ts keeps a node-local copy
+ * of every key of the family (cache.ts `withNearCache`). Its form is a JSON object of flag key to
+ * boolean, format version GLOBAL_FORMAT: a change of the form bumps it (cache.ts `versionedKey`),
+ * and a switch clears this version's entry and the previous one's.
+ */
+export const GLOBAL_FAMILY = 'feature-flags:global';
+export const GLOBAL_FORMAT = 1;
+export const GLOBAL_KEY = versionedKey(GLOBAL_FAMILY, GLOBAL_FORMAT);
 const GLOBAL_TTL_SECONDS = 30;
 const MEMO_TTL_MS = 30_000;
 export const INVALIDATE_CHANNEL = 'features:invalidate';
@@ -155,7 +162,7 @@ export function createFeatureService(deps: { repo: FeatureRepo; cache: Cache; bu
       const found = await repo.setGlobal(key, enabled);
       // With the cache down the change is stored; a copy cached before the outage expires within
       // GLOBAL_TTL_SECONDS (a restarted Redis holds none).
-      await cache.del(GLOBAL_KEY).catch(() => undefined);
+      for (const key of keysToClear(GLOBAL_FAMILY, GLOBAL_FORMAT)) await cache.del(key).catch(() => undefined);
       if (found) await service.invalidate({ all: true });
       return found;
     },
