@@ -221,7 +221,6 @@ export function hotRead<A extends unknown[], V>(
   const loadOnce = embedded ? load : coalesced(load, keyOf);
   // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
   const kept = keptCache<string, { version: number | string; value: V & {}; bytes: number }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + entry.bytes });
-  const versioned = !embedded && guard ? options.versioned : undefined;
   const seenOnce = options.keepOnRepeat ? seenKeys(2 * (options.max ?? MAX_KEPT)) : null;
   let tally: { n: number } | undefined;
   if (options.name !== undefined) {
@@ -234,17 +233,28 @@ export function hotRead<A extends unknown[], V>(
     seenOnce.add(key);
     return false;
   };
+  // The versioned load, shared as the plain one is: the calls of one key that find no current
+  // kept result while a load runs wait for the next load, and what a load keeps it keeps once. (Each
+  // call loading on its own made a page read by fifty requests while its account was written to
+  // cost fifty statements, fifty freezes and fifty renderings per write instead of one or two.)
+  const versionedOnce =
+    !embedded && guard && options.versioned
+      ? coalesced(async (key: string, ...args: A): Promise<V> => {
+          const stale = kept.get(key) !== undefined;
+          const loaded = await options.versioned!(...args);
+          if (loaded.value !== undefined && loaded.value !== null && admit(key, stale)) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
+          return loaded.value;
+        }, (key: string, ..._args: A) => key)
+      : undefined;
   return async (...args: A) => {
     const key = keyOf(...args);
-    if (versioned) {
+    if (versionedOnce) {
       const known = kept.get(key);
       if (known && known.version === (await versionOf(...args))) {
         if (tally) tally.n += 1;
         return known.value;
       }
-      const loaded = await versioned(...args);
-      if (loaded.value !== undefined && loaded.value !== null && admit(key, known !== undefined)) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
-      return loaded.value;
+      return versionedOnce(key, ...args);
     }
     const version = await versionOf(...args);
     const hit = kept.get(key);
