@@ -177,6 +177,18 @@ export function keptAnswers(): Record<string, number> {
  */
 const MAX_KEPT = 10_000;
 
+/**
+ * A hot read: called, it answers the kept result when it is current and loads otherwise. Its two
+ * halves serve a caller that treats the two cases apart (the events page holds its byte budget
+ * for what a load may cost, but only for what a kept page does cost): `current` answers the kept
+ * result if it is current, else undefined, and loads nothing; `fresh` loads (shared with the
+ * concurrent loads of the key, and kept as a call's load would be) without looking for a kept one.
+ */
+export type HotRead<A extends unknown[], V> = ((...args: A) => Promise<V>) & {
+  current(...args: A): Promise<V | undefined>;
+  fresh(...args: A): Promise<V>;
+};
+
 export function hotRead<A extends unknown[], V>(
   knex: Knex,
   load: (...args: A) => PromiseLike<V>,
@@ -204,7 +216,7 @@ export function hotRead<A extends unknown[], V>(
      */
     keepOnRepeat?: boolean;
   } = {},
-): (...args: A) => Promise<V> {
+): HotRead<A, V> {
   // The version a kept result is checked against: this process's write count on the embedded
   // store, the guard's counter on PostgreSQL. It is read before the load, so a result that a
   // concurrent write made older is kept under the older version and loaded again by the next call.
@@ -216,7 +228,10 @@ export function hotRead<A extends unknown[], V>(
   else if (guard) {
     const counter = counterReaderOf(knex);
     versionOf = (...args) => counter(guard(...args));
-  } else return coalesced(load, keyOf);
+  } else {
+    const shared = coalesced(load, keyOf);
+    return Object.assign(shared, { current: () => Promise.resolve(undefined), fresh: shared });
+  }
   // One connection runs every embedded statement in turn: nothing to gain from sharing a load there.
   const loadOnce = embedded ? load : coalesced(load, keyOf);
   // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
@@ -246,7 +261,22 @@ export function hotRead<A extends unknown[], V>(
           return loaded.value;
         }, (key: string, ..._args: A) => key)
       : undefined;
-  return async (...args: A) => {
+  const current = async (...args: A): Promise<V | undefined> => {
+    const hit = kept.get(keyOf(...args));
+    if (hit === undefined || hit.version !== (await versionOf(...args))) return undefined;
+    if (tally) tally.n += 1;
+    return hit.value;
+  };
+  const fresh = async (...args: A): Promise<V> => {
+    const key = keyOf(...args);
+    if (versionedOnce) return versionedOnce(key, ...args);
+    const version = await versionOf(...args);
+    const stale = kept.get(key) !== undefined;
+    const value = await loadOnce(...args);
+    if (value !== undefined && value !== null && admit(key, stale)) kept.set(key, { version, ...keep(value as V & {}) });
+    return value;
+  };
+  const read = async (...args: A) => {
     const key = keyOf(...args);
     if (versionedOnce) {
       const known = kept.get(key);
@@ -266,4 +296,5 @@ export function hotRead<A extends unknown[], V>(
     if (value !== undefined && value !== null && admit(key, hit !== undefined)) kept.set(key, { version, ...keep(value as V & {}) });
     return value;
   };
+  return Object.assign(read, { current, fresh });
 }

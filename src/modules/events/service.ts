@@ -190,17 +190,28 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
         to: time('to', filter.to),
       };
       const accountId = accountOf(auth);
-      // Held before the read: what a page may cost is known, what it costs once it is read.
-      const hold = budgets.reads ? await budgets.reads.acquire(accountId, budgets.pageMaxBytes) : null;
+      // A kept page (current for this call) costs what it holds: its bytes are held until its
+      // answer is written, and nothing is read. A page to load holds what a page may cost before
+      // the read, and what it did cost after. (Holding the most a page may cost for every read, a
+      // page read by many requests at once, as a dashboard's during a stream, let only a few of
+      // them in at a time: a quarter of the node's budget per account.)
+      const kept = await repo.page.current(accountId, query, request.limit, request.offset);
       let found;
-      try {
-        found = await repo.page(accountId, query, request.limit, request.offset);
-      } catch (error) {
-        hold?.release();
-        throw error;
+      let hold;
+      if (kept) {
+        found = kept;
+        hold = budgets.reads ? await budgets.reads.acquire(accountId, found.bytes) : null;
+      } else {
+        hold = budgets.reads ? await budgets.reads.acquire(accountId, budgets.pageMaxBytes) : null;
+        try {
+          found = await repo.page.fresh(accountId, query, request.limit, request.offset);
+        } catch (error) {
+          hold?.release();
+          throw error;
+        }
+        hold?.resize(found.bytes);
       }
       if (hold) {
-        hold.resize(found.bytes);
         if (untilAnswered) untilAnswered(() => hold.release());
         else hold.release();
       }
