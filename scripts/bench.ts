@@ -168,6 +168,11 @@ async function main(): Promise<void> {
       const coldUsers = accounts.slice(0, COLD_USERS);
       const restPool = coldRestPool(coldUsers, COLD_EVENTS_PER_USER, COLD_POOL, 27);
       pools.cold = writePool(path.join(work, 'cold-rest.json'), restPool);
+      // The floor and the peer walk copies of the pool, each from its start with a cursor of its
+      // own: they ask the pages the service asks, in the same order, and leave the service's walk
+      // to the service (sharing one cursor, the pool came around within a few rounds).
+      pools.coldFloor = writePool(path.join(work, 'cold-rest-floor.json'), restPool);
+      pools.coldPeer = writePool(path.join(work, 'cold-rest-peer.json'), restPool);
       peerSample = restPool.slice(-PEER_SAMPLE);
       pools.coldgql = writePool(path.join(work, 'cold-graphql.json'), coldGraphqlPool(coldUsers, COLD_EVENTS_PER_USER, COLD_POOL, 28));
       pools.accounts = writePool(path.join(work, 'accounts.json'), firstPagesPool(accounts));
@@ -240,8 +245,8 @@ async function main(): Promise<void> {
       { name: 'graphql', pid: service.pid!, input: { url: `${base}/v1/gql`, method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: gqlBody } },
       { name: 'members', pid: service.pid!, input: { url: `${base}/v1/account/members`, headers: jwt } },
       { name: 'cold', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.cold } },
-      ...(peerRef && peerBase && runs('cold') ? [{ name: 'peer', pid: peerRef.pid!, input: { url: `${peerBase}/v1/events`, poolFile: pools.cold } }] : []),
-      ...(floorRef && floorBase ? [{ name: 'floor', pid: floorRef.pid!, input: { url: `${floorBase}/v1/events`, poolFile: pools.cold } }] : []),
+      ...(peerRef && peerBase && runs('cold') ? [{ name: 'peer', pid: peerRef.pid!, input: { url: `${peerBase}/v1/events`, poolFile: pools.coldPeer } }] : []),
+      ...(floorRef && floorBase ? [{ name: 'floor', pid: floorRef.pid!, input: { url: `${floorBase}/v1/events`, poolFile: pools.coldFloor } }] : []),
       { name: 'coldgql', pid: service.pid!, input: { url: `${base}/v1/gql`, poolFile: pools.coldgql } },
       { name: 'live', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key }, connections: LIVE_READERS },
       { name: 'accounts', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.accounts } },
@@ -249,7 +254,7 @@ async function main(): Promise<void> {
     const cases = all.filter((c) => c.name === 'express' || c.name === 'bare' || c.name === 'floor' || c.name === 'peer' || c.name === 'peerkept' || runs(c.name));
     const results: Record<string, LoadResult[]> = Object.fromEntries(cases.map((c) => [c.name, []]));
     // The cold pools are walked in order, each run where the last one stopped (cold.ts).
-    const cursors = poolCursors([pools.cold, pools.coldgql].filter((file): file is string => file !== undefined));
+    const cursors = poolCursors([pools.cold, pools.coldFloor, pools.coldPeer, pools.coldgql].filter((file): file is string => file !== undefined));
     const load = async (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number, connections = CONNECTIONS): Promise<LoadResult> => {
       const result = await runJson<LoadResult>(
         'scripts/bench/load.ts',
@@ -284,13 +289,12 @@ async function main(): Promise<void> {
       let inFlight = 0;
       let n = 0;
       const started = performance.now();
-      const timer = setInterval(() => {
+      const send = () => {
         if (inFlight >= LIVE_WRITER_IN_FLIGHT) {
           skipped += 1;
           return;
         }
         inFlight += 1;
-        n += 1;
         fetch(`${base}/v1/events/emit`, { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: emitBody(`live-${n}`, n) })
           .then(async (res) => {
             await res.arrayBuffer();
@@ -303,6 +307,12 @@ async function main(): Promise<void> {
           .finally(() => {
             inFlight -= 1;
           });
+      };
+      // Each tick sends the emits due by now: a timer late on a loaded machine delays emits, it
+      // does not drop them.
+      const timer = setInterval(() => {
+        const due = Math.floor(((performance.now() - started) * LIVE_EMITS_PER_SECOND) / 1000);
+        for (; n < due; n += 1) send();
       }, 1000 / LIVE_EMITS_PER_SECOND);
       return async () => {
         clearInterval(timer);
