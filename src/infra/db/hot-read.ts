@@ -178,15 +178,13 @@ export function keptAnswers(): Record<string, number> {
 const MAX_KEPT = 10_000;
 
 /**
- * A hot read: called, it answers the kept result when it is current and loads otherwise. Its two
- * halves serve a caller that treats the two cases apart (the events page holds its byte budget
- * for what a load may cost, but only for what a kept page does cost): `current` answers the kept
- * result if it is current, else undefined, and loads nothing; `fresh` loads (shared with the
- * concurrent loads of the key, and kept as a call's load would be) without looking for a kept one.
+ * A hot read: called, it answers the kept result when it is current and loads otherwise.
+ * `beforeLoad(step, ...args)` is the same call that runs `step` (the caller's own, awaited) only
+ * when it is about to load or wait on a load, not when a kept result answers it: the events page
+ * holds its byte budget for what a load may cost, and a kept page only for what it does cost.
  */
 export type HotRead<A extends unknown[], V> = ((...args: A) => Promise<V>) & {
-  current(...args: A): Promise<V | undefined>;
-  fresh(...args: A): Promise<V>;
+  beforeLoad(step: () => Promise<unknown>, ...args: A): Promise<V>;
 };
 
 export function hotRead<A extends unknown[], V>(
@@ -230,7 +228,11 @@ export function hotRead<A extends unknown[], V>(
     versionOf = (...args) => counter(guard(...args));
   } else {
     const shared = coalesced(load, keyOf);
-    return Object.assign(shared, { current: () => Promise.resolve(undefined), fresh: shared });
+    const beforeLoad = async (step: () => Promise<unknown>, ...args: A): Promise<V> => {
+      await step();
+      return shared(...args);
+    };
+    return Object.assign(shared, { beforeLoad });
   }
   // One connection runs every embedded statement in turn: nothing to gain from sharing a load there.
   const loadOnce = embedded ? load : coalesced(load, keyOf);
@@ -261,22 +263,7 @@ export function hotRead<A extends unknown[], V>(
           return loaded.value;
         }, (key: string, ..._args: A) => key)
       : undefined;
-  const current = async (...args: A): Promise<V | undefined> => {
-    const hit = kept.get(keyOf(...args));
-    if (hit === undefined || hit.version !== (await versionOf(...args))) return undefined;
-    if (tally) tally.n += 1;
-    return hit.value;
-  };
-  const fresh = async (...args: A): Promise<V> => {
-    const key = keyOf(...args);
-    if (versionedOnce) return versionedOnce(key, ...args);
-    const version = await versionOf(...args);
-    const stale = kept.get(key) !== undefined;
-    const value = await loadOnce(...args);
-    if (value !== undefined && value !== null && admit(key, stale)) kept.set(key, { version, ...keep(value as V & {}) });
-    return value;
-  };
-  const read = async (...args: A) => {
+  const run = async (step: (() => Promise<unknown>) | undefined, args: A): Promise<V> => {
     const key = keyOf(...args);
     if (versionedOnce) {
       const known = kept.get(key);
@@ -284,6 +271,7 @@ export function hotRead<A extends unknown[], V>(
         if (tally) tally.n += 1;
         return known.value;
       }
+      if (step) await step();
       return versionedOnce(key, ...args);
     }
     const version = await versionOf(...args);
@@ -292,9 +280,11 @@ export function hotRead<A extends unknown[], V>(
       if (tally) tally.n += 1;
       return hit.value;
     }
+    if (step) await step();
     const value = await loadOnce(...args);
     if (value !== undefined && value !== null && admit(key, hit !== undefined)) kept.set(key, { version, ...keep(value as V & {}) });
     return value;
   };
-  return Object.assign(read, { current, fresh });
+  const read = (...args: A) => run(undefined, args);
+  return Object.assign(read, { beforeLoad: (step: () => Promise<unknown>, ...args: A) => run(step, args) });
 }
