@@ -6,7 +6,10 @@
  * broadcast server and, with the cold case, the cold page's floor (its statement on bare
  * node:http, scripts/bench/reference-page.ts; on the embedded store over its own PGlite, a copy
  * of the service's data) and the Express reference's answer on bare node:http (the yardstick of
- * the cold page's parts). autocannon (scripts/bench/load.ts) and the WebSocket client
+ * the cold page's parts), and on PostgreSQL the events page's peer: what a team would write
+ * instead (Fastify 5, node-postgres, pino; scripts/bench/reference-fastify.ts), whose answers must
+ * equal the service's on a sample before its cases count, compared round by round (same-round
+ * ratios, judged on their median). autocannon (scripts/bench/load.ts) and the WebSocket client
  * (scripts/bench/ws-client.ts) each run in a process of their own. Service and reference runs
  * alternate, so both see the same machine load; each figure is the better of its rounds.
  *
@@ -54,14 +57,20 @@ const COLD_USERS = 20;
 const COLD_EVENTS_PER_USER = 240;
 /** Distinct requests in each cold pool (each request draws one at random). */
 const COLD_POOL = 50_000;
-/** The live case: events emitted per second to the account whose page is read. */
-const LIVE_EMITS_PER_SECOND = 45;
+/** The live case: at most this many events emitted per second to the account whose page is read... */
+const LIVE_EMITS_PER_SECOND = 50;
+/** ...while this many readers (connections) ask its page. */
+const LIVE_READERS = 50;
+/** The live writer's emits waiting for their answer, at most. */
+const LIVE_WRITER_IN_FLIGHT = 8;
+/** Requests of the cold pool whose answers the Fastify peer must give byte for byte as the service does. */
+const PEER_SAMPLE = Number(process.env.BENCH_PEER_SAMPLE ?? 1000);
 
 interface Figure {
   case: string;
   measures: string;
   value: number;
-  unit: 'req/s' | 'ms p99' | 'ms p90' | 'MiB' | 'sockets' | 'ms/req' | 'stmt/req' | 'per req';
+  unit: 'req/s' | 'ms p99' | 'ms p90' | 'MiB' | 'sockets' | 'ms/req' | 'stmt/req' | 'per req' | '×' | 'emits/s';
   reference: string | null;
   referenceValue: number | null;
   ratio: number | null;
@@ -140,6 +149,8 @@ async function main(): Promise<void> {
   const pools: Record<string, string> = {};
   /** What a sample of the cold REST pool answers (`sampledFill`). */
   let poolFill: { empty: number; items: number } | null = null;
+  /** The cold REST pool's last requests: the sample whose answers the peer must give as the service does (`sameAnswers`). */
+  let peerSample: PoolRequest[] = [];
   try {
     const base = `http://${HOST}:${port}`;
     await waitForHealth(base, 180_000, first);
@@ -157,6 +168,12 @@ async function main(): Promise<void> {
       const coldUsers = accounts.slice(0, COLD_USERS);
       const restPool = coldRestPool(coldUsers, COLD_EVENTS_PER_USER, COLD_POOL, 27);
       pools.cold = writePool(path.join(work, 'cold-rest.json'), restPool);
+      // The floor and the peer walk copies of the pool, each from its start with a cursor of its
+      // own: they ask the pages the service asks, in the same order, and leave the service's walk
+      // to the service (sharing one cursor, the pool came around within a few rounds).
+      pools.coldFloor = writePool(path.join(work, 'cold-rest-floor.json'), restPool);
+      pools.coldPeer = writePool(path.join(work, 'cold-rest-peer.json'), restPool);
+      peerSample = restPool.slice(-PEER_SAMPLE);
       pools.coldgql = writePool(path.join(work, 'cold-graphql.json'), coldGraphqlPool(coldUsers, COLD_EVENTS_PER_USER, COLD_POOL, 28));
       pools.accounts = writePool(path.join(work, 'accounts.json'), firstPagesPool(accounts));
       if (runs('cold')) {
@@ -187,7 +204,11 @@ async function main(): Promise<void> {
   // The same answer as the Express reference on bare node:http, beside the cold case: what Express
   // itself costs, and the yardstick the cold page's parts are measured against (partsFigure).
   const bareRef = runs('cold') ? spawnTs('scripts/bench/reference-http.ts', ['0', 'node'], { nodeArgs: startNodeArgs() }) : null;
-  const children = [service, httpRef, wsRef, ...(floorRef ? [floorRef] : []), ...(bareRef ? [bareRef] : [])];
+  // The events page's peer (reference-fastify.ts): what a team would write instead, on the
+  // service's database. PostgreSQL only: the embedded store's database lives in the service's
+  // process, and a peer over its own PGlite would measure PGlite in two processes, not the peer.
+  const peerRef = scratch && (runs('cold') || runs('events')) ? spawnTs('scripts/bench/reference-fastify.ts', ['0'], { env: { DATABASE_URL: scratch.url, PEER_LOG: path.join(work, 'peer.log') }, nodeArgs: startNodeArgs() }) : null;
+  const children = [service, httpRef, wsRef, ...(floorRef ? [floorRef] : []), ...(bareRef ? [bareRef] : []), ...(peerRef ? [peerRef] : [])];
   let failure: unknown = null;
   try {
     const base = `http://${HOST}:${port}`;
@@ -195,6 +216,7 @@ async function main(): Promise<void> {
     const refWs = `${HOST}:${(await firstJsonLine<{ port: number }>(wsRef, 30_000, 'ws reference')).port}`;
     const floorBase = floorRef ? `http://${HOST}:${(await firstJsonLine<{ port: number }>(floorRef, 60_000, 'cold page floor')).port}` : null;
     const bareBase = bareRef ? `http://${HOST}:${(await firstJsonLine<{ port: number }>(bareRef, 30_000, 'node:http reference')).port}` : null;
+    const peerBase = peerRef ? `http://${HOST}:${(await firstJsonLine<{ port: number }>(peerRef, 60_000, 'Fastify peer')).port}` : null;
     await waitForHealth(base, 120_000, service);
     const memory = memorySampler(service.pid!);
     log(`service pid ${service.pid} on ${base}; logs in ${serviceLog}`);
@@ -214,23 +236,25 @@ async function main(): Promise<void> {
       query: 'query Page($filter: EventFilterInput) { events(filter: $filter) { items { id accountId eventType platform externalId raw createdAt } total page limit pages } }',
       variables: { filter: { limit: 25 } },
     });
-    const all: { name: string; pid: number; input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'> }[] = [
+    const all: { name: string; pid: number; input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>; connections?: number }[] = [
       { name: 'express', pid: httpRef.pid!, input: { url: `${refHttp}/json` } },
       ...(bareRef && bareBase ? [{ name: 'bare', pid: bareRef.pid!, input: { url: `${bareBase}/json` } }] : []),
       { name: 'health', pid: service.pid!, input: { url: `${base}/v1/health` } },
       { name: 'events', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key } },
+      ...(peerRef && peerBase && runs('events') ? [{ name: 'peerkept', pid: peerRef.pid!, input: { url: `${peerBase}/v1/events?limit=25`, headers: key } }] : []),
       { name: 'graphql', pid: service.pid!, input: { url: `${base}/v1/gql`, method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: gqlBody } },
       { name: 'members', pid: service.pid!, input: { url: `${base}/v1/account/members`, headers: jwt } },
       { name: 'cold', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.cold } },
-      ...(floorRef && floorBase ? [{ name: 'floor', pid: floorRef.pid!, input: { url: `${floorBase}/v1/events`, poolFile: pools.cold } }] : []),
+      ...(peerRef && peerBase && runs('cold') ? [{ name: 'peer', pid: peerRef.pid!, input: { url: `${peerBase}/v1/events`, poolFile: pools.coldPeer } }] : []),
+      ...(floorRef && floorBase ? [{ name: 'floor', pid: floorRef.pid!, input: { url: `${floorBase}/v1/events`, poolFile: pools.coldFloor } }] : []),
       { name: 'coldgql', pid: service.pid!, input: { url: `${base}/v1/gql`, poolFile: pools.coldgql } },
-      { name: 'live', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key } },
+      { name: 'live', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key }, connections: LIVE_READERS },
       { name: 'accounts', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.accounts } },
     ];
-    const cases = all.filter((c) => c.name === 'express' || c.name === 'bare' || c.name === 'floor' || runs(c.name));
+    const cases = all.filter((c) => c.name === 'express' || c.name === 'bare' || c.name === 'floor' || c.name === 'peer' || c.name === 'peerkept' || runs(c.name));
     const results: Record<string, LoadResult[]> = Object.fromEntries(cases.map((c) => [c.name, []]));
     // The cold pools are walked in order, each run where the last one stopped (cold.ts).
-    const cursors = poolCursors([pools.cold, pools.coldgql].filter((file): file is string => file !== undefined));
+    const cursors = poolCursors([pools.cold, pools.coldFloor, pools.coldPeer, pools.coldgql].filter((file): file is string => file !== undefined));
     const load = async (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number, connections = CONNECTIONS): Promise<LoadResult> => {
       const result = await runJson<LoadResult>(
         'scripts/bench/load.ts',
@@ -241,19 +265,62 @@ async function main(): Promise<void> {
       cursors.advance(input, result.requests, connections);
       return result;
     };
+    // The peer counts only once it answers as the service does: the kept page's URL and the
+    // cold pool's last requests (which no run reaches: their keys are forgotten long before the
+    // walk gets there), each asked of both, bodies compared byte for byte.
+    let peerChecked: { compared: number; differing: number; example?: string } | null = null;
+    if (peerBase) {
+      const sample: PoolRequest[] = [{ path: '/v1/events?limit=25', headers: key }, ...(runs('cold') ? peerSample : [])];
+      peerChecked = await sameAnswers(base, peerBase, sample);
+      log(`  Fastify peer: ${peerChecked.compared} answers compared with the service's, ${peerChecked.differing} differing${peerChecked.example ? ` (first: ${peerChecked.example})` : ''}`);
+      if (peerChecked.differing > 0) throw new Error('the Fastify peer answers differently from the service: its figures would compare other work');
+    }
     log('warming up');
-    for (const c of cases) await load(c.input, 1.5);
-    // The live case's writer: LIVE_EMITS_PER_SECOND events to the read account while it runs.
-    let emitted = 0;
+    for (const c of cases) await load(c.input, 1.5, c.connections);
+    // The live case's writer: LIVE_EMITS_PER_SECOND emits a second to the read account while it
+    // runs, each sent on its tick whether the last one was answered or not (events arrive as they
+    // happen on the platforms), with at most LIVE_WRITER_IN_FLIGHT unanswered: a tick that finds
+    // that many skips its emit. The emits the service accepted (2xx) per second tell whether it
+    // kept the writer's pace.
     const liveWriter = () => {
+      let accepted = 0;
+      let refused = 0;
+      let skipped = 0;
+      let inFlight = 0;
+      let n = 0;
+      const started = performance.now();
+      const send = () => {
+        if (inFlight >= LIVE_WRITER_IN_FLIGHT) {
+          skipped += 1;
+          return;
+        }
+        inFlight += 1;
+        fetch(`${base}/v1/events/emit`, { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: emitBody(`live-${n}`, n) })
+          .then(async (res) => {
+            await res.arrayBuffer();
+            if (res.ok) accepted += 1;
+            else refused += 1;
+          })
+          .catch(() => {
+            refused += 1;
+          })
+          .finally(() => {
+            inFlight -= 1;
+          });
+      };
+      // Each tick sends the emits due by now: a timer late on a loaded machine delays emits, it
+      // does not drop them.
       const timer = setInterval(() => {
-        emitted += 1;
-        void fetch(`${base}/v1/events/emit`, { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: emitBody(`live-${emitted}`, emitted) }).then(
-          (res) => res.arrayBuffer(),
-          () => undefined,
-        );
+        const due = Math.floor(((performance.now() - started) * LIVE_EMITS_PER_SECOND) / 1000);
+        for (; n < due; n += 1) send();
       }, 1000 / LIVE_EMITS_PER_SECOND);
-      return () => clearInterval(timer);
+      return async () => {
+        clearInterval(timer);
+        const seconds = (performance.now() - started) / 1000;
+        // Emits still on their way count if answered within a second more.
+        for (let waited = 0; inFlight > 0 && waited < 1000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+        return { accepted, refused, skipped, seconds, rate: accepted / seconds };
+      };
     };
     // The statements the service sent, from its own counter: exact at any instant, where
     // pg_stat_database's transactions arrive up to a second late per backend (and not on embedded).
@@ -273,11 +340,11 @@ async function main(): Promise<void> {
       for (const c of cases) {
         const onService = c.pid === service.pid;
         const countsBefore = onService ? await serviceCounts() : null;
-        const storeBefore = onService || c.name === 'floor' ? await stores.sample() : null;
+        const storeBefore = onService || c.name === 'floor' || c.name === 'peer' || c.name === 'peerkept' ? await stores.sample() : null;
         const cpuBefore = cpuMillis(c.pid);
         const stopWriter = c.name === 'live' ? liveWriter() : null;
-        const result = await load(c.input, SECONDS);
-        stopWriter?.();
+        const result = await load(c.input, SECONDS, c.connections);
+        if (stopWriter) result.writer = await stopWriter();
         result.cpuMsPerRequest = (cpuMillis(c.pid) - cpuBefore) / result.requests;
         if (countsBefore !== null) {
           const after = await serviceCounts();
@@ -297,7 +364,8 @@ async function main(): Promise<void> {
         results[c.name]!.push(result);
         const storeLine = result.store && onPostgres ? `  postgres ${result.store.postgresMs.toFixed(3)} ms/req (${result.store.transactions.toFixed(2)} xact/req)  redis ${result.store.redisMs.toFixed(3)} ms/req` : '';
         const statementLine = result.statements === undefined ? '' : `  ${result.statements.toFixed(2)} stmt/req  kept pages ${(result.keptPages ?? 0).toFixed(2)}/req`;
-        log(`  round ${r} ${c.name.padEnd(8)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req${statementLine}${storeLine}  rss ${rss(c.pid)} MiB${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);
+        const writerLine = result.writer ? `  writer ${result.writer.rate.toFixed(1)} emits/s accepted (${result.writer.refused} refused, ${result.writer.skipped} skipped)` : '';
+        log(`  round ${r} ${c.name.padEnd(8)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req${statementLine}${storeLine}${writerLine}  rss ${rss(c.pid)} MiB${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);
       }
     }
     await stores.close();
@@ -307,16 +375,27 @@ async function main(): Promise<void> {
     if (runs('graphql') && runs('events')) figures.push(throughputFigure('POST /v1/gql events(filter: { limit: 25 })', 'the same page through GraphQL (document cache, gates, cost, rate limit)', results.graphql!, { name: 'GET /v1/events?limit=25', runs: results.events! }, 0.8));
     if (runs('members')) figures.push(throughputFigure('GET /v1/account/members (JWT session)', 'JWT verification, session row and live roles, the member list query', results.members!, express, 0.4));
     if (runs('cold')) {
-      figures.push(throughputFigure('cold: GET /v1/events, random page/size/filter/user', `each request is the next of ${COLD_POOL} random pages (limit 10-50, no filter or types, platform, user_id or a time window, a page among those the filter fills) of ${COLD_USERS} users holding ${COLD_EVENTS_PER_USER} events each, sent in order, none repeated within ${COLD_REPEAT_DISTANCE} requests: no kept result answers, every request runs its page query`, results.cold!, express, onPostgres ? 0.4 : 0.25));
+      figures.push(throughputFigure('cold: GET /v1/events, random page/size/filter/user', `each request is the next of ${COLD_POOL} random pages (limit 10-50, no filter or types, platform, user_id or a time window, a page among those the filter fills) of ${COLD_USERS} users holding ${COLD_EVENTS_PER_USER} events each, sent in order, none repeated within ${COLD_REPEAT_DISTANCE} requests: no kept result answers, every request runs its page query (reported: its targets are against the Fastify peer and the floor)`, results.cold!, express, null));
       figures.push(keptFigure('cold: pages a kept page answered (REST)', results.cold!));
       if (poolFill) figures.push(fillFigure(poolFill));
-      figures.push(cpuFigure('cold: service CPU per request vs bare Express', 'CPU of the service process per cold page against the bare Express process per answer, same run', results.cold!, express.runs, onPostgres ? 3 : null));
+      figures.push(cpuFigure('cold: service CPU per request vs bare Express', 'CPU of the service process per cold page against the bare Express process per answer, same run (reported: the CPU target is against the Fastify peer)', results.cold!, express.runs, null));
+    }
+    if (results.peer && results.cold) {
+      const peerName = 'Fastify peer (reference-fastify.ts)';
+      const onStores = (r: LoadResult) => (r.cpuMsPerRequest ?? Number.NaN) + (r.store ? r.store.postgresMs + r.store.redisMs : Number.NaN);
+      figures.push(sameRoundFigure('cold vs peer: throughput', 'the cold REST case against the Fastify peer on the same pool (its next requests), same round: service req/s / peer req/s', results.cold, results.peer, (r) => r.rps, peerName, { atLeast: 1.0 }));
+      figures.push(sameRoundFigure('cold vs peer: server CPU per request', 'CPU of the service process per cold page / CPU of the peer process per page, same round (lower is better)', results.cold, results.peer, (r) => r.cpuMsPerRequest ?? Number.NaN, peerName, { atMost: 1.0 }));
+      figures.push(sameRoundFigure('cold vs peer: CPU of server + PostgreSQL + Redis', 'the server process, the PostgreSQL backends of the scratch database and the Redis server, per page, same round (Redis is the whole server, shared with the machine: an upper bound on both sides)', results.cold, results.peer, onStores, peerName, {}));
+      figures.push(sameRoundFigure('cold vs peer: p99', "the cold case's p99 latency / the peer's, same round (lower is better)", results.cold, results.peer, (r) => r.p99Ms, peerName, { atMost: 1.2 }));
+    }
+    if (results.peerkept && results.events) {
+      figures.push(sameRoundFigure('kept page vs peer: throughput', "the events case (a kept page through the whole pipeline) against the peer asked the same URL with the same key, same round", results.events, results.peerkept, (r) => r.rps, 'Fastify peer, GET /v1/events?limit=25', { atLeast: 3.0 }));
     }
     if (results.floor) {
       const floorMeasures = "the cold REST pool's requests answered by bare node:http through the service's events domain alone (its `list` and repo) (scripts/bench/reference-page.ts: no pipeline, no wire mapping, no ETag, log or metrics): what the statement and the machine allow a cold page";
       figures.push(throughputFigure('floor: the cold page without the pipeline', floorMeasures, results.floor, express, null));
       figures.push(cpuFigure('floor: its CPU per request vs bare Express', 'CPU of the floor process per cold page against the bare Express process per answer, same run', results.floor, express.runs, null));
-      figures.push(throughputFigure('cold: GET /v1/events vs its floor', 'the cold REST case against the floor on the same pool, same run: the share of the floor the pipeline leaves', results.cold!, { name: 'floor (bare node:http + events domain)', runs: results.floor }, null));
+      figures.push(sameRoundFigure('cold vs floor: throughput', 'the cold REST case against the floor on the same pool, same round: the share of the floor the pipeline leaves', results.cold!, results.floor, (r) => r.rps, 'floor (bare node:http + events domain)', onPostgres ? { atLeast: 0.8 } : {}));
     }
     if (results.bare) {
       figures.push(cpuFigure('bare node:http: its CPU per answer vs bare Express', "the Express reference's answer on node:http alone (reference-http.ts `node`): Express 5's own share of the yardstick", results.bare, express.runs, null));
@@ -327,7 +406,38 @@ async function main(): Promise<void> {
       figures.push(keptFigure('cold: pages a kept page answered (GraphQL)', results.coldgql!));
       figures.push(statementsFigure('cold: database statements per page, GraphQL vs REST', "statements the service sent per cold page through GraphQL against REST (its svc_db_statements_total: every statement is one transaction unless it runs in one; pg_stat_database's lagging count is printed per round)", results.coldgql!, results.cold!, 1.1));
     }
-    if (runs('live')) figures.push(throughputFigure(`live: GET /v1/events?limit=25 while ${LIVE_EMITS_PER_SECOND} events/s are emitted`, 'the repeated page of one account while events are written to it: each write makes the kept page stale', results.live!, express, null));
+    if (runs('live')) {
+      const live = results.live!;
+      figures.push(throughputFigure(`live: ${LIVE_READERS} readers of GET /v1/events?limit=25, up to ${LIVE_EMITS_PER_SECOND} emits/s`, 'the repeated page of one account read by 50 connections while a writer emits events to it: each write makes the kept page stale', live, express, onPostgres ? 0.7 : null));
+      const slowest = Math.min(...live.map((r) => r.writer?.rate ?? 0));
+      figures.push({
+        case: 'live: emits the writer had accepted, slowest round',
+        measures: `the writer sends ${LIVE_EMITS_PER_SECOND} emits a second during every live round, at most ${LIVE_WRITER_IN_FLIGHT} unanswered (a tick finding that many skips its emit); every emit must be accepted at that pace (95 % of it, for timer slack)`,
+        value: round(slowest, 1),
+        unit: 'emits/s',
+        reference: null,
+        referenceValue: null,
+        ratio: null,
+        target: `>= ${0.95 * LIVE_EMITS_PER_SECOND}, none refused`,
+        ok: slowest >= 0.95 * LIVE_EMITS_PER_SECOND && live.every((r) => r.writer !== undefined && r.writer.refused === 0 && r.writer.skipped === 0),
+        detail: { rounds: live.map((r) => r.writer) },
+      });
+      if (onPostgres) {
+        const perRead = live.map((r) => (r.store ? r.store.postgresMs + r.store.redisMs : Number.NaN));
+        figures.push({
+          case: 'live: CPU of PostgreSQL + Redis per read',
+          measures: 'the PostgreSQL backends of the scratch database and the Redis server per answered read of the live case (the writes they took are in it), the least of the rounds',
+          value: round(Math.min(...perRead), 3),
+          unit: 'ms/req',
+          reference: null,
+          referenceValue: null,
+          ratio: null,
+          target: null,
+          ok: true,
+          detail: { rounds_ms: perRead.map((n) => round(n, 3)) },
+        });
+      }
+    }
     if (runs('accounts')) figures.push(throughputFigure(`many accounts: ${ACCOUNTS} accounts, each its own first page`, 'GET /v1/events?limit=25, each request with the key of one of the accounts at random (own events, own key look-up)', results.accounts!, express, onPostgres ? 0.4 : null));
 
     // WebSocket fan-out: the service's emitted event against the bare broadcast of the same frame.
@@ -435,7 +545,8 @@ async function main(): Promise<void> {
     log(`${f.ok ? 'ok  ' : 'MISS'} ${f.case.padEnd(47)} ${`${f.value} ${f.unit}`.padStart(14)} ${ref.padStart(14)} ${(f.ratio === null ? '' : f.ratio.toFixed(2)).padStart(6)}  ${f.target ?? '(reported)'}`);
     if (f.perRound && f.perRound.length > 1) {
       const sorted = [...f.perRound].sort((a, b) => a - b);
-      log(`       the same round's ratios: ${f.perRound.map((r) => r.toFixed(2)).join(', ')} (median ${sorted[Math.floor((sorted.length - 1) / 2)]!.toFixed(2)}; the target is judged on the best rounds, above)`);
+      const judged = f.unit === '×' ? `range ${sorted[0]!.toFixed(2)}–${sorted[sorted.length - 1]!.toFixed(2)}; the target is judged on the median` : `median ${median(sorted).toFixed(2)}; the target is judged on the best rounds, above`;
+      log(`       the same round's ratios: ${f.perRound.map((r) => r.toFixed(2)).join(', ')} (${judged})`);
     }
   }
   // A fixed-rate run measures CPU per request only: its ratios are not the targets'.
@@ -548,6 +659,61 @@ async function millionEvents(
   } finally {
     await client.end();
   }
+}
+
+/** The middle value (the mean of the two middle ones for an even count). */
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/**
+ * A ratio taken round by round (`measure` of the service's run / the reference's in the same
+ * round): on a shared machine both sides of one round saw the same neighbours, where the best
+ * rounds of each side may come from different moments. Judged on the median; the range is printed.
+ */
+function sameRoundFigure(name: string, measures: string, runs: LoadResult[], reference: LoadResult[], measure: (r: LoadResult) => number, referenceName: string, target: { atLeast?: number; atMost?: number }): Figure {
+  const ratios = runs.map((r, i) => measure(r) / measure(reference[i]!));
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const middle = median(ratios);
+  const failed = [...runs, ...reference].some((r) => r.non2xx > 0 || r.errors > 0);
+  const ok = !failed && Number.isFinite(middle) && (target.atLeast === undefined || middle >= target.atLeast) && (target.atMost === undefined || middle <= target.atMost);
+  return {
+    case: name,
+    measures,
+    value: round(middle, 2),
+    unit: '×',
+    reference: referenceName,
+    referenceValue: null,
+    ratio: round(middle, 2),
+    target: target.atLeast !== undefined ? `median >= ${target.atLeast}` : target.atMost !== undefined ? `median <= ${target.atMost}` : null,
+    ok,
+    perRound: ratios.map((x) => round(x, 2)),
+    detail: { median: round(middle, 3), min: round(sorted[0]!, 3), max: round(sorted[sorted.length - 1]!, 3), service_median: round(median(runs.map(measure)), 3), reference_median: round(median(reference.map(measure)), 3) },
+  };
+}
+
+/**
+ * Asks every request of `sample` of the service and of the peer (8 at a time) and compares the
+ * bodies byte for byte: the peer's figures count only when it does the same work.
+ */
+async function sameAnswers(base: string, peerBase: string, sample: readonly PoolRequest[]): Promise<{ compared: number; differing: number; example?: string }> {
+  let differing = 0;
+  let example: string | undefined;
+  const body = async (origin: string, request: PoolRequest): Promise<string> => {
+    const send = () => fetch(`${origin}${request.path}`, { headers: request.headers });
+    const res = await send().catch(send);
+    const text = await res.text();
+    return `${res.status} ${text}`;
+  };
+  await inParallel(sample, 8, async (request) => {
+    const [own, peer] = await Promise.all([body(base, request), body(peerBase, request)]);
+    if (own !== peer) {
+      differing += 1;
+      example ??= `${request.path}: service ${own.slice(0, 300)} | peer ${peer.slice(0, 300)}`;
+    }
+  });
+  return { compared: sample.length, differing, ...(example ? { example } : {}) };
 }
 
 /** The service's best CPU per request against the reference's, as a ratio (lower is better). */

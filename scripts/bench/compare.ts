@@ -9,8 +9,11 @@
  * Usage: `tsx scripts/bench/compare.ts <checkout A> <checkout B>` (each a directory holding this
  * project with its node_modules). DATABASE_URL and REDIS_URL as for the bench (PostgreSQL is
  * required: the data is made once, through build A, and read by both). COMPARE_ROUNDS (4),
- * COMPARE_SECONDS (5), COMPARE_CASES (cold,coldgql,events), COMPARE_RATE (requests per second over
- * all connections; unset: as fast as answered). At a fixed rate both builds do the same work per
+ * COMPARE_SECONDS (5), COMPARE_CASES (cold,coldgql,events,live), COMPARE_RATE (requests per second over
+ * all connections; unset: as fast as answered). `live` is the bench's live case: the events case's
+ * page read by 50 connections while a writer emits 50 events a second to its account through the
+ * same build; it also reports the emits accepted a second and the stores' CPU per read
+ * (PostgreSQL backends of the scratch database and the Redis server). At a fixed rate both builds do the same work per
  * second, and CPU per request moves far less between rounds than at full speed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,7 +22,7 @@ import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createScratchDatabase } from '../../src/infra/db/scratch';
-import { coldGraphqlPool, coldRestPool, inParallel, poolCursors, seededEvent, type BenchAccount } from './cold';
+import { coldGraphqlPool, coldRestPool, inParallel, poolCursors, seededEvent, storeCpuSampler, type BenchAccount } from './cold';
 import { cpuMillis, freePort, HOST, runJson, startNodeArgs, stop } from './lib';
 import type { LoadInput, LoadResult } from './load';
 
@@ -28,6 +31,9 @@ if (!dirA || !dirB || !process.env.DATABASE_URL) throw new Error('usage: DATABAS
 const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 4);
 const SECONDS = Number(process.env.COMPARE_SECONDS ?? 5);
 const CASES = (process.env.COMPARE_CASES ?? 'cold,coldgql,events').split(',');
+/** The live case: readers of the page, and emits a second to its account. */
+const LIVE_READERS = 50;
+const LIVE_EMITS_PER_SECOND = 50;
 const RATE = process.env.COMPARE_RATE ? Number(process.env.COMPARE_RATE) : undefined;
 const USERS = 20;
 const EVENTS_PER_USER = 240;
@@ -93,7 +99,34 @@ async function main(): Promise<void> {
       cold: { url: `${base}/v1/events`, poolFile: coldFile },
       coldgql: { url: `${base}/v1/gql`, poolFile: gqlFile },
       events: { url: `${base}/v1/events?limit=25`, headers: accounts[0]!.key },
+      live: { url: `${base}/v1/events?limit=25`, headers: accounts[0]!.key },
     });
+    /** Emits to the events case's account through `base`, LIVE_EMITS_PER_SECOND a second, at most 8 unanswered. */
+    const writer = (base: string) => {
+      let accepted = 0;
+      let inFlight = 0;
+      let n = 0;
+      const started = performance.now();
+      const timer = setInterval(() => {
+        if (inFlight >= 8) return;
+        inFlight += 1;
+        n += 1;
+        fetch(`${base}/v1/events/emit`, { method: 'POST', headers: { ...accounts[0]!.key, 'content-type': 'application/json' }, body: JSON.stringify(seededEvent(1_000_000 + n)) })
+          .then(async (res) => {
+            await res.arrayBuffer();
+            if (res.ok) accepted += 1;
+          })
+          .catch(() => undefined)
+          .finally(() => {
+            inFlight -= 1;
+          });
+      }, 1000 / LIVE_EMITS_PER_SECOND);
+      return () => {
+        clearInterval(timer);
+        return accepted / ((performance.now() - started) / 1000);
+      };
+    };
+    const stores = await storeCpuSampler(scratch.url, scratch.name, process.env.REDIS_URL ?? null);
     const builds = [
       { name: 'A', dir: dirA, pid: a.pid!, inputs: inputs(baseA) },
       { name: 'B', dir: dirB, pid: b.pid!, inputs: inputs(baseB) },
@@ -104,35 +137,47 @@ async function main(): Promise<void> {
     const load = async (build: (typeof builds)[number], name: string, seconds: number): Promise<LoadResult> => {
       const input = build.inputs[name]!;
       const cursor = cursors.get(build.name)!;
+      const connections = name === 'live' ? LIVE_READERS : 16;
+      const stopWriter = name === 'live' ? writer(build.name === 'A' ? baseA : baseB) : null;
       const result = await runJson<LoadResult>(
         'scripts/bench/load.ts',
-        { ...cursor.place(input), connections: 16, seconds, maxRequests: 200_000, ...(RATE ? { rate: RATE } : {}) },
+        { ...cursor.place(input), connections, seconds, maxRequests: 200_000, ...(RATE ? { rate: RATE } : {}) },
         (seconds + 30) * 1000,
         `load ${input.url}`,
       );
-      cursor.advance(input, result.requests, 16);
+      if (stopWriter) result.writer = { accepted: 0, refused: 0, skipped: 0, seconds, rate: stopWriter() };
+      cursor.advance(input, result.requests, connections);
       return result;
     };
     for (const build of builds) for (const name of CASES) await load(build, name, 1.5);
-    const results: Record<string, { cpu: number; rps: number }[]> = {};
+    const results: Record<string, { cpu: number; rps: number; stores: number; emits: number }[]> = {};
     for (let r = 1; r <= ROUNDS; r += 1) {
       for (const name of CASES) {
         // Alternate which build goes first, so neither always follows the other.
         for (const build of r % 2 ? builds : [...builds].reverse()) {
+          const storesBefore = await stores.sample();
           const before = cpuMillis(build.pid);
           const result = await load(build, name, SECONDS);
           const cpu = (cpuMillis(build.pid) - before) / result.requests;
-          (results[`${name} ${build.name}`] ??= []).push({ cpu, rps: result.rps });
-          console.log(`round ${r} ${name.padEnd(8)} ${build.name}  ${result.rps.toFixed(0).padStart(6)} req/s  cpu ${cpu.toFixed(3)} ms/req${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);
+          // PostgreSQL publishes a backend's counts when it goes idle, at most once a second.
+          await new Promise((resolve) => setTimeout(resolve, 1100));
+          const storesAfter = await stores.sample();
+          const storeMs = (storesAfter.postgresMs - storesBefore.postgresMs + (storesAfter.redisMs - storesBefore.redisMs || 0)) / result.requests;
+          const emits = result.writer?.rate ?? Number.NaN;
+          (results[`${name} ${build.name}`] ??= []).push({ cpu, rps: result.rps, stores: storeMs, emits });
+          console.log(`round ${r} ${name.padEnd(8)} ${build.name}  ${result.rps.toFixed(0).padStart(6)} req/s  cpu ${cpu.toFixed(3)} ms/req  stores ${storeMs.toFixed(3)} ms/req${result.writer ? `  emits ${emits.toFixed(1)}/s` : ''}${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);
         }
       }
     }
+    await stores.close();
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)]!;
     console.log(`\nA = ${dirA}\nB = ${dirB}`);
     for (const name of CASES) {
       const [ra, rb] = [results[`${name} A`]!, results[`${name} B`]!];
-      const line = (rs: { cpu: number; rps: number }[]) => `cpu min ${Math.min(...rs.map((x) => x.cpu)).toFixed(3)} median ${median(rs.map((x) => x.cpu)).toFixed(3)} ms/req, ${median(rs.map((x) => x.rps)).toFixed(0)} req/s median`;
-      console.log(`${name.padEnd(8)} A: ${line(ra)}\n${' '.repeat(8)} B: ${line(rb)}  (B/A cpu median ${(median(rb.map((x) => x.cpu)) / median(ra.map((x) => x.cpu))).toFixed(2)})`);
+      const line = (rs: { cpu: number; rps: number; stores: number; emits: number }[]) =>
+        `cpu min ${Math.min(...rs.map((x) => x.cpu)).toFixed(3)} median ${median(rs.map((x) => x.cpu)).toFixed(3)} ms/req, ${median(rs.map((x) => x.rps)).toFixed(0)} req/s median, stores ${median(rs.map((x) => x.stores)).toFixed(3)} ms/req median${name === 'live' ? `, emits ${median(rs.map((x) => x.emits)).toFixed(1)}/s median` : ''}`;
+      const rpsRatios = rb.map((x, i) => x.rps / ra[i]!.rps);
+      console.log(`${name.padEnd(8)} A: ${line(ra)}\n${' '.repeat(8)} B: ${line(rb)}  (B/A cpu median ${(median(rb.map((x) => x.cpu)) / median(ra.map((x) => x.cpu))).toFixed(2)}; B/A req/s same round ${rpsRatios.map((x) => x.toFixed(2)).join(', ')}, median ${median(rpsRatios).toFixed(2)})`);
     }
   } finally {
     await Promise.all(children.map((c) => stop(c)));

@@ -52,6 +52,8 @@ export interface LoadResult {
   cpuMsPerRequest?: number;
   /** Filled in by the bench (service cases): CPU per request of the stores, and PostgreSQL transactions per request. */
   store?: { postgresMs: number; redisMs: number; transactions: number };
+  /** Filled in by the bench (the live case): the emits its writer had accepted, and at what rate. */
+  writer?: { accepted: number; refused: number; skipped: number; seconds: number; rate: number };
   /** Statements the service sent per answered request (its svc_db_statements_total, read before and after). */
   statements?: number;
   /** Event pages a kept result answered, per answered request (the service's svc_kept_answers_total{read="events.page"}). */

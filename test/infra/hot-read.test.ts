@@ -127,6 +127,41 @@ describe('embedded: what counts as a write', () => {
   });
 });
 
+describe('PostgreSQL: a read that brings its own version', () => {
+  const onPostgres = services.postgres ? test : test.skip;
+
+  onPostgres('the calls of one key that find their kept result stale share its next load; a call runs its step before a load only', async () => {
+    const knex = t.app.db.knex;
+    let version = 1;
+    let loads = 0;
+    const id = `versioned-${randomUUID()}`;
+    const versioned = async (key: string) => {
+      loads += 1;
+      const at = String(version);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return { value: { key, load: loads }, version: at };
+    };
+    const read = hotRead(knex, async (key: string) => (await versioned(key)).value, (key) => key, () => ({ id, sql: 'select ?::bigint', bindings: [version] }), { versioned });
+    let steps = 0;
+    const step = async () => void (steps += 1);
+    await read.beforeLoad(step, 'a');
+    expect(steps).toBe(1);
+    await Promise.all(Array.from({ length: 20 }, () => read('a')));
+    expect(loads).toBe(1);
+    // A page read by many requests while its account is written to: one load per change (and one
+    // more for the calls that arrived while it ran), not one per request.
+    version = 2;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => read('a')));
+    expect(loads).toBeLessThanOrEqual(3);
+    expect(answers.every((a) => a.load > 1)).toBe(true);
+    expect(await read.beforeLoad(step, 'a')).toEqual({ key: 'a', load: loads });
+    expect(steps).toBe(1);
+    version = 3;
+    expect(await read.beforeLoad(step, 'a')).toEqual({ key: 'a', load: loads });
+    expect(steps).toBe(2);
+  });
+});
+
 describe('writes marked bumpsNoGuard bump no counter', () => {
   test("a key's last_used_at touch leaves the access and event versions as they were", async () => {
     const owner = await devLogin(t);

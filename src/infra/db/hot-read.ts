@@ -177,6 +177,16 @@ export function keptAnswers(): Record<string, number> {
  */
 const MAX_KEPT = 10_000;
 
+/**
+ * A hot read: called, it answers the kept result when it is current and loads otherwise.
+ * `beforeLoad(step, ...args)` is the same call that runs `step` (the caller's own, awaited) only
+ * when it is about to load or wait on a load, not when a kept result answers it: the events page
+ * holds its byte budget for what a load may cost, and a kept page only for what it does cost.
+ */
+export type HotRead<A extends unknown[], V> = ((...args: A) => Promise<V>) & {
+  beforeLoad(step: () => Promise<unknown>, ...args: A): Promise<V>;
+};
+
 export function hotRead<A extends unknown[], V>(
   knex: Knex,
   load: (...args: A) => PromiseLike<V>,
@@ -204,7 +214,7 @@ export function hotRead<A extends unknown[], V>(
      */
     keepOnRepeat?: boolean;
   } = {},
-): (...args: A) => Promise<V> {
+): HotRead<A, V> {
   // The version a kept result is checked against: this process's write count on the embedded
   // store, the guard's counter on PostgreSQL. It is read before the load, so a result that a
   // concurrent write made older is kept under the older version and loaded again by the next call.
@@ -216,12 +226,18 @@ export function hotRead<A extends unknown[], V>(
   else if (guard) {
     const counter = counterReaderOf(knex);
     versionOf = (...args) => counter(guard(...args));
-  } else return coalesced(load, keyOf);
+  } else {
+    const shared = coalesced(load, keyOf);
+    const beforeLoad = async (step: () => Promise<unknown>, ...args: A): Promise<V> => {
+      await step();
+      return shared(...args);
+    };
+    return Object.assign(shared, { beforeLoad });
+  }
   // One connection runs every embedded statement in turn: nothing to gain from sharing a load there.
   const loadOnce = embedded ? load : coalesced(load, keyOf);
   // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
   const kept = keptCache<string, { version: number | string; value: V & {}; bytes: number }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + entry.bytes });
-  const versioned = !embedded && guard ? options.versioned : undefined;
   const seenOnce = options.keepOnRepeat ? seenKeys(2 * (options.max ?? MAX_KEPT)) : null;
   let tally: { n: number } | undefined;
   if (options.name !== undefined) {
@@ -234,17 +250,29 @@ export function hotRead<A extends unknown[], V>(
     seenOnce.add(key);
     return false;
   };
-  return async (...args: A) => {
+  // The versioned load, shared as the plain one is: the calls of one key that find no current
+  // kept result while a load runs wait for the next load, and what a load keeps it keeps once. (Each
+  // call loading on its own made a page read by fifty requests while its account was written to
+  // cost fifty statements, fifty freezes and fifty renderings per write instead of one or two.)
+  const versionedOnce =
+    !embedded && guard && options.versioned
+      ? coalesced(async (key: string, ...args: A): Promise<V> => {
+          const stale = kept.get(key) !== undefined;
+          const loaded = await options.versioned!(...args);
+          if (loaded.value !== undefined && loaded.value !== null && admit(key, stale)) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
+          return loaded.value;
+        }, (key: string, ..._args: A) => key)
+      : undefined;
+  const run = async (step: (() => Promise<unknown>) | undefined, args: A): Promise<V> => {
     const key = keyOf(...args);
-    if (versioned) {
+    if (versionedOnce) {
       const known = kept.get(key);
       if (known && known.version === (await versionOf(...args))) {
         if (tally) tally.n += 1;
         return known.value;
       }
-      const loaded = await versioned(...args);
-      if (loaded.value !== undefined && loaded.value !== null && admit(key, known !== undefined)) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
-      return loaded.value;
+      if (step) await step();
+      return versionedOnce(key, ...args);
     }
     const version = await versionOf(...args);
     const hit = kept.get(key);
@@ -252,8 +280,11 @@ export function hotRead<A extends unknown[], V>(
       if (tally) tally.n += 1;
       return hit.value;
     }
+    if (step) await step();
     const value = await loadOnce(...args);
     if (value !== undefined && value !== null && admit(key, hit !== undefined)) kept.set(key, { version, ...keep(value as V & {}) });
     return value;
   };
+  const read = (...args: A) => run(undefined, args);
+  return Object.assign(read, { beforeLoad: (step: () => Promise<unknown>, ...args: A) => run(step, args) });
 }

@@ -13,7 +13,7 @@ import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import { jsonTextWithin } from '../../infra/json-bytes';
 import type { Logger } from '../../infra/logger';
-import type { ReadBudget } from '../../infra/read-budget';
+import type { ReadBudget, ReadHold } from '../../infra/read-budget';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { eventMessages } from './errors';
 import { itemOfRow, RETENTION_WINDOWS_SQL, type EventItem, type EventQuery, type EventRow, type EventsRepo } from './repo';
@@ -190,19 +190,30 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
         to: time('to', filter.to),
       };
       const accountId = accountOf(auth);
-      // Held before the read: what a page may cost is known, what it costs once it is read.
-      const hold = budgets.reads ? await budgets.reads.acquire(accountId, budgets.pageMaxBytes) : null;
+      // A page to load holds what a page may cost before the read, and what it did cost after; a
+      // kept page (current for this call) holds only its own bytes, and reads nothing. Either
+      // holds until its answer is written. (Holding the most a page may cost for every read, a
+      // page read by many requests at once, as a dashboard's during a stream, let only a few of
+      // them in at a time: a quarter of the node's budget per account.)
+      const reads = budgets.reads;
       let found;
-      try {
-        found = await repo.page(accountId, query, request.limit, request.offset);
-      } catch (error) {
-        hold?.release();
-        throw error;
-      }
+      let hold: ReadHold | null = null;
+      if (reads) {
+        const held: { hold: ReadHold | null } = { hold: null };
+        try {
+          found = await repo.page.beforeLoad(async () => (held.hold = await reads.acquire(accountId, budgets.pageMaxBytes)), accountId, query, request.limit, request.offset);
+        } catch (error) {
+          held.hold?.release();
+          throw error;
+        }
+        hold = held.hold;
+        if (hold) hold.resize(found.bytes);
+        else hold = await reads.acquire(accountId, found.bytes);
+      } else found = await repo.page(accountId, query, request.limit, request.offset);
       if (hold) {
-        hold.resize(found.bytes);
-        if (untilAnswered) untilAnswered(() => hold.release());
-        else hold.release();
+        const release = hold.release;
+        if (untilAnswered) untilAnswered(release);
+        else release();
       }
       const end = request.offset + found.items.length;
       const nextOffset = (found.truncated || offset !== undefined) && end < found.total ? end : null;
