@@ -371,6 +371,32 @@ export const wsDocument = {
         "resume": "buffer"
       }
     },
+    "notifications": {
+      "address": "notifications:{user_id}",
+      "title": "Notifications",
+      "description": "The signed-in user's new in-app notifications, as `GET /v1/notifications` lists them, the moment each is written (after the change that caused it commits). Only the user's own session may subscribe (gate `OwnUser`: a user session whose user is the channel's); a notification the user's preference sends by e-mail only is not written in app and not sent here.",
+      "parameters": {
+        "user_id": {
+          "description": "The user id (UUID): the caller's own."
+        }
+      },
+      "messages": {
+        "notificationCreated": {
+          "$ref": "#/components/messages/notificationCreated"
+        }
+      },
+      "x-gate": {
+        "kind": "OwnUser"
+      },
+      "x-feature": null,
+      "x-relay": {
+        "bus": "notifications:{user_id}",
+        "envelope": "event",
+        "form": "lifted",
+        "event_type_default": null,
+        "resume": "buffer"
+      }
+    },
     "overlay": {
       "address": "overlay:{key}",
       "title": "Overlay",
@@ -723,6 +749,19 @@ export const wsDocument = {
       "messages": [
         {
           "$ref": "#/channels/music/messages/musicNowPlaying"
+        }
+      ]
+    },
+    "sendNotifications": {
+      "action": "send",
+      "title": "Notification frames",
+      "summary": "Frames the server sends on notifications:{user_id}.",
+      "channel": {
+        "$ref": "#/channels/notifications"
+      },
+      "messages": [
+        {
+          "$ref": "#/channels/notifications/messages/notificationCreated"
         }
       ]
     },
@@ -1132,6 +1171,7 @@ export const wsDocument = {
           "required": [
             "type",
             "channel",
+            "event_type",
             "data"
           ],
           "properties": {
@@ -1142,7 +1182,8 @@ export const wsDocument = {
               "type": "string"
             },
             "event_type": {
-              "type": "string"
+              "type": "string",
+              "const": "storage:update"
             },
             "data": {},
             "cursor": {
@@ -1471,6 +1512,85 @@ export const wsDocument = {
             },
             "data": {
               "type": "object"
+            },
+            "cursor": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            }
+          }
+        }
+      },
+      "notificationCreated": {
+        "name": "event",
+        "title": "New notification",
+        "summary": "A notification was written for the user (an invite, a member who joined, a removal from an account); `data` is the notification as GET /v1/notifications lists it.",
+        "x-direction": "server",
+        "payload": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "type",
+            "channel",
+            "data",
+            "event_type"
+          ],
+          "properties": {
+            "type": {
+              "const": "event"
+            },
+            "channel": {
+              "type": "string"
+            },
+            "event_type": {
+              "enum": [
+                "notification:created"
+              ]
+            },
+            "data": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "id",
+                "type",
+                "data",
+                "status",
+                "created_at",
+                "read_at"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "type": {
+                  "type": "string"
+                },
+                "data": {
+                  "type": "object",
+                  "additionalProperties": true
+                },
+                "status": {
+                  "enum": [
+                    "unread",
+                    "read",
+                    "accepted",
+                    "declined"
+                  ]
+                },
+                "created_at": {
+                  "type": "string",
+                  "format": "date-time"
+                },
+                "read_at": {
+                  "type": [
+                    "string",
+                    "null"
+                  ],
+                  "format": "date-time"
+                }
+              }
             },
             "cursor": {
               "type": "string",

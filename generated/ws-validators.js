@@ -1906,7 +1906,7 @@ return errors === 0;
 }
 
 exports.validateExtStorageUpdate = validate19;
-const schema20 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema20 = {"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string","const":"storage:update"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1914,7 +1914,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.event_type === undefined) && (missing0 = "event_type"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate19.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -1953,9 +1953,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if(typeof data.event_type !== "string"){
+if(typeof data2 !== "string"){
 validate19.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("storage:update" !== data2){
+validate19.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "storage:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3247,8 +3252,8 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlaySettingsUpdate = validate26;
-const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateNotificationCreated = validate26;
+const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["notification:created"]},"data":{"type":"object","additionalProperties":false,"required":["id","type","data","status","created_at","read_at"],"properties":{"id":{"type":"string","format":"uuid"},"type":{"type":"string"},"data":{"type":"object","additionalProperties":true},"status":{"enum":["unread","read","accepted","declined"]},"created_at":{"type":"string","format":"date-time"},"read_at":{"type":["string","null"],"format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3256,7 +3261,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -3296,8 +3301,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("overlay:update" !== data.event_type){
-validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
+if(!(data.event_type === "notification:created")){
+validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema27.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3312,14 +3317,14 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+if(((((((data3.id === undefined) && (missing1 = "id")) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.data === undefined) && (missing1 = "data"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.read_at === undefined) && (missing1 = "read_at"))){
 validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data3){
-if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+if(!((((((key1 === "id") || (key1 === "type")) || (key1 === "data")) || (key1 === "status")) || (key1 === "created_at")) || (key1 === "read_at"))){
 validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3349,22 +3354,11 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
+if(data3.type !== undefined){
 const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-validate26.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+if(typeof data3.type !== "string"){
+validate26.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
 }
 var valid1 = _errs11 === errors;
 }
@@ -3372,11 +3366,16 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.name !== undefined){
+if(data3.data !== undefined){
+let data6 = data3.data;
 const _errs13 = errors;
-if(typeof data3.name !== "string"){
-validate26.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs13){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data/data",schemaPath:"#/properties/data/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid1 = _errs13 === errors;
 }
@@ -3384,51 +3383,26 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.settings !== undefined){
-let data7 = data3.settings;
-const _errs15 = errors;
-if(errors === _errs15){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(data3.status !== undefined){
+let data7 = data3.status;
+const _errs16 = errors;
+if(!((((data7 === "unread") || (data7 === "read")) || (data7 === "accepted")) || (data7 === "declined"))){
+validate26.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema27.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-let data8 = data3.version;
-const _errs18 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate26.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs18){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-validate26.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid1 = _errs18 === errors;
+var valid1 = _errs16 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.created_at !== undefined){
-let data9 = data3.created_at;
-const _errs20 = errors;
-if(errors === _errs20){
-if(errors === _errs20){
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
+let data8 = data3.created_at;
+const _errs17 = errors;
+if(errors === _errs17){
+if(errors === _errs17){
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
 validate26.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -3439,34 +3413,33 @@ return false;
 }
 }
 }
-var valid1 = _errs20 === errors;
+var valid1 = _errs17 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.updated_at !== undefined){
-let data10 = data3.updated_at;
-const _errs22 = errors;
-if(errors === _errs22){
-if(errors === _errs22){
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-validate26.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+if(data3.read_at !== undefined){
+let data9 = data3.read_at;
+const _errs19 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate26.errors = [{instancePath:instancePath+"/data/read_at",schemaPath:"#/properties/data/properties/read_at/type",keyword:"type",params:{type: schema27.properties.data.properties.read_at.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs19){
+if(errors === _errs19){
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+validate26.errors = [{instancePath:instancePath+"/data/read_at",schemaPath:"#/properties/data/properties/read_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
-else {
-validate26.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
 }
 }
-}
-var valid1 = _errs22 === errors;
+var valid1 = _errs19 === errors;
 }
 else {
 var valid1 = true;
-}
 }
 }
 }
@@ -3488,16 +3461,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data11 = data.cursor;
-const _errs24 = errors;
-if(errors === _errs24){
-if(typeof data11 === "string"){
-if(func2(data11) > 128){
+let data10 = data.cursor;
+const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data10 === "string"){
+if(func2(data10) > 128){
 validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data11) < 1){
+if(func2(data10) < 1){
 validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3508,7 +3481,7 @@ validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
@@ -3529,8 +3502,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlayUpdate = validate27;
-const schema28 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateOverlaySettingsUpdate = validate27;
+const schema28 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3578,8 +3551,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate27.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("overlay:update" !== data.event_type){
+validate27.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3588,17 +3561,198 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate27.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+validate27.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate27.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate27.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.name !== undefined){
+const _errs13 = errors;
+if(typeof data3.name !== "string"){
+validate27.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.settings !== undefined){
+let data7 = data3.settings;
+const _errs15 = errors;
+if(errors === _errs15){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.version !== undefined){
+let data8 = data3.version;
+const _errs18 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate27.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs18){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+validate27.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data9 = data3.created_at;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+validate27.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data10 = data3.updated_at;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+validate27.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data11 = data.cursor;
+const _errs24 = errors;
+if(errors === _errs24){
+if(typeof data11 === "string"){
+if(func2(data11) > 128){
 validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data11) < 1){
 validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3609,10 +3763,11 @@ validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -3629,8 +3784,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePing = validate28;
-const schema29 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
+exports.validateOverlayUpdate = validate28;
+const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3638,14 +3793,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "type")){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate28.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3653,9 +3808,68 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("ping" !== data.type){
-validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
+const _errs2 = errors;
+if("event" !== data.type){
+validate28.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate28.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate28.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate28.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -3670,8 +3884,8 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePong = validate29;
-const schema30 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
+exports.validatePing = validate29;
+const schema30 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3694,8 +3908,8 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("pong" !== data.type){
-validate29.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
+if("ping" !== data.type){
+validate29.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -3711,8 +3925,8 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceBootstrap = validate30;
-const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
+exports.validatePong = validate30;
+const schema31 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3720,14 +3934,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((data.type === undefined) && (missing0 = "type")){
 validate30.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
+if(!(key0 === "type")){
 validate30.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3735,180 +3949,9 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate30.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("pong" !== data.type){
+validate30.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate30.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.connections === undefined) && (missing1 = "connections")){
-validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.connections !== undefined){
-let data4 = data3.connections;
-const _errs8 = errors;
-if(errors === _errs8){
-if(Array.isArray(data4)){
-var valid2 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs10 = errors;
-if(errors === _errs10){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing2;
-if((data5.session_id === undefined) && (missing2 = "session_id")){
-validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data5.session_id !== undefined){
-let data6 = data5.session_id;
-const _errs12 = errors;
-if(errors === _errs12){
-if(errors === _errs12){
-if(typeof data6 === "string"){
-if(!(formats2.test(data6))){
-validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs12 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.user_id !== undefined){
-let data7 = data5.user_id;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema31.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs14 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.account_id !== undefined){
-let data8 = data5.account_id;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema31.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.display_name !== undefined){
-let data9 = data5.display_name;
-const _errs18 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema31.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs18 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.avatar_url !== undefined){
-let data10 = data5.avatar_url;
-const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema31.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate30.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs10 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate30.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -3923,8 +3966,8 @@ validate30.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceJoin = validate31;
-const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceBootstrap = validate31;
+const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3972,8 +4015,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:join" !== data.event_type){
-validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
+if("bootstrap" !== data.event_type){
+validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3988,86 +4031,123 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.session_id === undefined) && (missing1 = "session_id")){
+if((data3.connections === undefined) && (missing1 = "connections")){
 validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data3.session_id !== undefined){
-let data4 = data3.session_id;
+if(data3.connections !== undefined){
+let data4 = data3.connections;
 const _errs8 = errors;
 if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate31.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate31.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.user_id !== undefined){
-let data5 = data3.user_id;
+if(Array.isArray(data4)){
+var valid2 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 const _errs10 = errors;
-if((typeof data5 !== "string") && (data5 !== null)){
-validate31.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema32.properties.data.properties.user_id.type},message:"must be string,null"}];
+if(errors === _errs10){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing2;
+if((data5.session_id === undefined) && (missing2 = "session_id")){
+validate31.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
-var valid1 = _errs10 === errors;
-}
 else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data6 = data3.account_id;
+if(data5.session_id !== undefined){
+let data6 = data5.session_id;
 const _errs12 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate31.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema32.properties.data.properties.account_id.type},message:"must be string,null"}];
+if(errors === _errs12){
+if(errors === _errs12){
+if(typeof data6 === "string"){
+if(!(formats2.test(data6))){
+validate31.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
-var valid1 = _errs12 === errors;
 }
 else {
-var valid1 = true;
+validate31.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid1){
-if(data3.display_name !== undefined){
-let data7 = data3.display_name;
+}
+}
+var valid3 = _errs12 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.user_id !== undefined){
+let data7 = data5.user_id;
 const _errs14 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate31.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema32.properties.data.properties.display_name.type},message:"must be string,null"}];
+validate31.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema32.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs14 === errors;
+var valid3 = _errs14 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data3.avatar_url !== undefined){
-let data8 = data3.avatar_url;
+if(valid3){
+if(data5.account_id !== undefined){
+let data8 = data5.account_id;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate31.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema32.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+validate31.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema32.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs16 === errors;
+var valid3 = _errs16 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
+}
+if(valid3){
+if(data5.display_name !== undefined){
+let data9 = data5.display_name;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema32.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.avatar_url !== undefined){
+let data10 = data5.avatar_url;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate31.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema32.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
 }
 }
+}
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid2 = _errs10 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate31.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 }
@@ -4098,8 +4178,8 @@ validate31.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceLeave = validate32;
-const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceJoin = validate32;
+const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4147,8 +4227,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:leave" !== data.event_type){
-validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
+if("presence:join" !== data.event_type){
+validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4273,8 +4353,8 @@ validate32.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePublicStatsBootstrap = validate33;
-const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
+exports.validatePresenceLeave = validate33;
+const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4322,8 +4402,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+if("presence:leave" !== data.event_type){
+validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4335,9 +4415,98 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((data3.session_id === undefined) && (missing1 = "session_id")){
+validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.session_id !== undefined){
+let data4 = data3.session_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate33.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate33.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.user_id !== undefined){
+let data5 = data3.user_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate33.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema34.properties.data.properties.user_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data6 = data3.account_id;
+const _errs12 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate33.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema34.properties.data.properties.account_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.display_name !== undefined){
+let data7 = data3.display_name;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate33.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema34.properties.data.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.avatar_url !== undefined){
+let data8 = data3.avatar_url;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate33.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema34.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
 validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -4359,8 +4528,8 @@ validate33.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePublicStatsUpdate = validate34;
-const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validatePublicStatsBootstrap = validate34;
+const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4375,7 +4544,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
 validate34.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4408,8 +4577,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("public-stats:update" !== data.event_type){
-validate34.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"}];
+if("bootstrap" !== data.event_type){
+validate34.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4430,34 +4599,6 @@ var valid0 = _errs6 === errors;
 else {
 var valid0 = true;
 }
-if(valid0){
-if(data.cursor !== undefined){
-let data4 = data.cursor;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(func2(data4) > 128){
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data4) < 1){
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -4473,8 +4614,8 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundPlay = validate35;
-const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validatePublicStatsUpdate = validate35;
+const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4522,8 +4663,122 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
+if("public-stats:update" !== data.event_type){
+validate35.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data4 = data.cursor;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(func2(data4) > 128){
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data4) < 1){
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateSoundPlay = validate36;
+const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate36.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
 if("sound:play" !== data.event_type){
-validate35.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
+validate36.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4539,7 +4794,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((data3.sound_id === undefined) && (missing1 = "sound_id")) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.volume === undefined) && (missing1 = "volume"))) || ((data3.stream_url === undefined) && (missing1 = "stream_url"))){
-validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4550,12 +4805,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate36.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4569,7 +4824,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs10 = errors;
 if(typeof data3.name !== "string"){
-validate35.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs10 === errors;
@@ -4581,7 +4836,7 @@ if(valid1){
 if(data3.content_type !== undefined){
 const _errs12 = errors;
 if(typeof data3.content_type !== "string"){
-validate35.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -4594,7 +4849,7 @@ if(data3.duration_ms !== undefined){
 let data7 = data3.duration_ms;
 const _errs14 = errors;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-validate35.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema36.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
+validate36.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema37.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
 return false;
 }
 var valid1 = _errs14 === errors;
@@ -4609,18 +4864,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1 || isNaN(data8)){
-validate35.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate36.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate35.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate36.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate36.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -4668,7 +4923,7 @@ if(data9.type !== undefined){
 let data10 = data9.type;
 const _errs24 = errors;
 if(!((data10 === "overlay") || (data10 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema36.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema37.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4726,7 +4981,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate35.errors = vErrors;
+validate36.errors = vErrors;
 return false;
 }
 else {
@@ -4749,7 +5004,7 @@ if(valid1){
 if(data3.stream_url !== undefined){
 const _errs27 = errors;
 if(typeof data3.stream_url !== "string"){
-validate35.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs27 === errors;
@@ -4766,7 +5021,7 @@ var valid1 = true;
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4782,18 +5037,18 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(func2(data13) > 128){
-validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data13) < 1){
-validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4810,32 +5065,32 @@ var valid0 = true;
 }
 }
 else {
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate35.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundStop = validate36;
-const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateSoundStop = validate37;
+const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
-validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate37.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4844,7 +5099,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4856,7 +5111,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate36.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate37.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4868,7 +5123,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("sound:stop" !== data.event_type){
-validate36.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
+validate37.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4884,7 +5139,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((data3.sound_id === undefined) && (missing1 = "sound_id")){
-validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4895,12 +5150,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate36.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate37.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate36.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate37.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4949,7 +5204,7 @@ if(data5.type !== undefined){
 let data6 = data5.type;
 const _errs16 = errors;
 if(!((data6 === "overlay") || (data6 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema37.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema38.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5007,7 +5262,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate36.errors = vErrors;
+validate37.errors = vErrors;
 return false;
 }
 else {
@@ -5030,7 +5285,7 @@ var valid1 = true;
 }
 }
 else {
-validate36.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5046,245 +5301,11 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data8 === "string"){
 if(func2(data8) > 128){
-validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data8) < 1){
-validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs19 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate36.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateStreamEvent = validate37;
-const schema38 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
-validate37.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
-validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
-validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.id !== undefined){
-let data2 = data1.id;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(!(formats2.test(data2))){
-validate37.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.account_id !== undefined){
-let data3 = data1.account_id;
-const _errs7 = errors;
-if(errors === _errs7){
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(!(formats2.test(data3))){
-validate37.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs7 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.type !== undefined){
-let data4 = data1.type;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(func2(data4) > 100){
-validate37.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
-return false;
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.platform !== undefined){
-const _errs11 = errors;
-if(typeof data1.platform !== "string"){
-validate37.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.external_id !== undefined){
-let data6 = data1.external_id;
-const _errs13 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate37.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema38.properties.data.properties.external_id.type},message:"must be string,null"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.raw !== undefined){
-let data7 = data1.raw;
-const _errs15 = errors;
-if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-validate37.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.created_at !== undefined){
-let data8 = data1.created_at;
-const _errs17 = errors;
-if(errors === _errs17){
-if(errors === _errs17){
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-validate37.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs17 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-let data9 = data.cursor;
-const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data9 === "string"){
-if(func2(data9) > 128){
 validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data9) < 1){
+if(func2(data8) < 1){
 validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -5305,6 +5326,8 @@ var valid0 = true;
 }
 }
 }
+}
+}
 else {
 validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
@@ -5314,8 +5337,8 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSubscribe = validate38;
-const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
+exports.validateStreamEvent = validate38;
+const schema39 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5323,14 +5346,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
 validate38.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
+if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
 validate38.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5339,8 +5362,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("subscribe" !== data.type){
-validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
+if("event" !== data.type){
+validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5349,24 +5372,154 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
-let data1 = data.channel;
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
 if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate38.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
+validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(func2(data1) < 1){
-validate38.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(data1.id !== undefined){
+let data2 = data1.id;
+const _errs5 = errors;
+if(errors === _errs5){
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(!(formats2.test(data2))){
+validate38.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate38.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
+var valid1 = _errs5 === errors;
+}
 else {
-validate38.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+var valid1 = true;
+}
+if(valid1){
+if(data1.account_id !== undefined){
+let data3 = data1.account_id;
+const _errs7 = errors;
+if(errors === _errs7){
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(!(formats2.test(data3))){
+validate38.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate38.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs7 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.type !== undefined){
+let data4 = data1.type;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func2(data4) > 100){
+validate38.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+return false;
+}
+}
+else {
+validate38.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.platform !== undefined){
+const _errs11 = errors;
+if(typeof data1.platform !== "string"){
+validate38.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.external_id !== undefined){
+let data6 = data1.external_id;
+const _errs13 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate38.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema39.properties.data.properties.external_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.raw !== undefined){
+let data7 = data1.raw;
+const _errs15 = errors;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+validate38.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.created_at !== undefined){
+let data8 = data1.created_at;
+const _errs17 = errors;
+if(errors === _errs17){
+if(errors === _errs17){
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
+validate38.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate38.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5376,28 +5529,28 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.since !== undefined){
-let data2 = data.since;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
-validate38.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+if(data.cursor !== undefined){
+let data9 = data.cursor;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data9 === "string"){
+if(func2(data9) > 128){
+validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
-validate38.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(func2(data9) < 1){
+validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
@@ -5416,8 +5569,8 @@ validate38.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSubscribed = validate39;
-const schema40 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
+exports.validateSubscribe = validate39;
+const schema40 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5432,7 +5585,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
+if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
 validate39.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5441,8 +5594,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("subscribed" !== data.type){
-validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
+if("subscribe" !== data.type){
+validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5452,15 +5605,58 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func2(data1) > 512){
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
 validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.since !== undefined){
+let data2 = data.since;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
+validate39.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data2) < 1){
+validate39.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -5475,8 +5671,8 @@ validate39.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribe = validate40;
-const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
+exports.validateSubscribed = validate40;
+const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5500,8 +5696,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribe" !== data.type){
-validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
+if("subscribed" !== data.type){
+validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5511,25 +5707,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
-let data1 = data.channel;
 const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate40.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate40.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
+if(typeof data.channel !== "string"){
 validate40.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
 }
 var valid0 = _errs3 === errors;
 }
@@ -5549,8 +5730,8 @@ validate40.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribed = validate41;
-const schema42 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
+exports.validateUnsubscribe = validate41;
+const schema42 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5574,8 +5755,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribed" !== data.type){
-validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+if("unsubscribe" !== data.type){
+validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5585,10 +5766,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func2(data1) > 512){
+validate41.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate41.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
 validate41.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -5608,8 +5804,8 @@ validate41.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWelcome = validate42;
-const schema43 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+exports.validateUnsubscribed = validate42;
+const schema43 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5617,14 +5813,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate42.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate42.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5633,8 +5829,67 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
+if("unsubscribed" !== data.type){
+validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate42.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate42.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWelcome = validate43;
+const schema44 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+validate43.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+validate43.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
 if("welcome" !== data.type){
-validate42.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+validate43.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -5650,12 +5905,12 @@ if(errors === _errs3){
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(!(formats2.test(data1))){
-validate42.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate43.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate42.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5669,308 +5924,13 @@ if(valid0){
 if(data.server_version !== undefined){
 const _errs5 = errors;
 if(typeof data.server_version !== "string"){
-validate42.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate43.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate42.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate42.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateWidgetSettingsUpdate = validate43;
-const schema44 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate43.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate43.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate43.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate43.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("widget:update" !== data.event_type){
-validate43.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if(((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate43.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!((((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "type")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate43.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data3.id !== undefined){
-let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate43.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate43.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
-const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-validate43.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate43.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.name !== undefined){
-const _errs13 = errors;
-if(typeof data3.name !== "string"){
-validate43.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.type !== undefined){
-const _errs15 = errors;
-if(typeof data3.type !== "string"){
-validate43.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.settings !== undefined){
-let data8 = data3.settings;
-const _errs17 = errors;
-if(errors === _errs17){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-}
-else {
-validate43.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs17 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-let data9 = data3.version;
-const _errs20 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate43.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs20){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-validate43.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid1 = _errs20 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.created_at !== undefined){
-let data10 = data3.created_at;
-const _errs22 = errors;
-if(errors === _errs22){
-if(errors === _errs22){
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-validate43.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate43.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs22 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.updated_at !== undefined){
-let data11 = data3.updated_at;
-const _errs24 = errors;
-if(errors === _errs24){
-if(errors === _errs24){
-if(typeof data11 === "string"){
-if(!(formats0.validate(data11))){
-validate43.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate43.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs24 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate43.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-let data12 = data.cursor;
-const _errs26 = errors;
-if(errors === _errs26){
-if(typeof data12 === "string"){
-if(func2(data12) > 128){
-validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data12) < 1){
-validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate43.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs26 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -5986,8 +5946,8 @@ validate43.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetUpdate = validate44;
-const schema45 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateWidgetSettingsUpdate = validate44;
+const schema45 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6035,8 +5995,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate44.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("widget:update" !== data.event_type){
+validate44.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -6045,17 +6005,211 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if(((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate44.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!((((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "type")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+validate44.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate44.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate44.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate44.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate44.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.name !== undefined){
+const _errs13 = errors;
+if(typeof data3.name !== "string"){
+validate44.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.type !== undefined){
+const _errs15 = errors;
+if(typeof data3.type !== "string"){
+validate44.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.settings !== undefined){
+let data8 = data3.settings;
+const _errs17 = errors;
+if(errors === _errs17){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+}
+else {
+validate44.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.version !== undefined){
+let data9 = data3.version;
+const _errs20 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate44.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs20){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+validate44.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data10 = data3.created_at;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+validate44.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate44.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data11 = data3.updated_at;
+const _errs24 = errors;
+if(errors === _errs24){
+if(errors === _errs24){
+if(typeof data11 === "string"){
+if(!(formats0.validate(data11))){
+validate44.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate44.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs24 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate44.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data12 = data.cursor;
+const _errs26 = errors;
+if(errors === _errs26){
+if(typeof data12 === "string"){
+if(func2(data12) > 128){
 validate44.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data12) < 1){
 validate44.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -6066,10 +6220,11 @@ validate44.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs26 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -6086,10 +6241,110 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateAutomation = validate45;
-const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateWidgetUpdate = validate45;
+const schema46 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+validate45.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate45.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate45.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate45.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate45.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate45.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate45.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate45.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate45.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateAutomation = validate46;
+const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6212,7 +6467,7 @@ else {
 vErrors.push(err7);
 }
 errors++;
-validate45.errors = vErrors;
+validate46.errors = vErrors;
 return false;
 }
 else {
@@ -6226,14 +6481,14 @@ vErrors = null;
 }
 }
 }
-validate45.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateChatMessage = validate46;
-const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateChatMessage = validate47;
+const schema48 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6446,7 +6701,7 @@ if(data6.avatar_url !== undefined){
 let data10 = data6.avatar_url;
 const _errs29 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6578,7 +6833,7 @@ if(data1.deleted_by !== undefined){
 let data13 = data1.deleted_by;
 const _errs36 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6683,7 +6938,7 @@ if(data1.deleted_by !== undefined){
 let data17 = data1.deleted_by;
 const _errs45 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6702,7 +6957,7 @@ if(data1.action !== undefined){
 let data18 = data1.action;
 const _errs47 = errors;
 if(!((data18 === "ban") || (data18 === "timeout"))){
-const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6721,7 +6976,7 @@ if(data1.duration_secs !== undefined){
 let data19 = data1.duration_secs;
 const _errs48 = errors;
 if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6864,7 +7119,7 @@ if(data21.target_user_id !== undefined){
 let data25 = data21.target_user_id;
 const _errs61 = errors;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6883,7 +7138,7 @@ if(data21.target_username !== undefined){
 let data26 = data21.target_username;
 const _errs63 = errors;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6902,7 +7157,7 @@ if(data21.platform_message_id !== undefined){
 let data27 = data21.platform_message_id;
 const _errs65 = errors;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6921,7 +7176,7 @@ if(data21.moderator_user_id !== undefined){
 let data28 = data21.moderator_user_id;
 const _errs67 = errors;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6940,7 +7195,7 @@ if(data21.moderator_name !== undefined){
 let data29 = data21.moderator_name;
 const _errs69 = errors;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6959,7 +7214,7 @@ if(data21.duration_secs !== undefined){
 let data30 = data21.duration_secs;
 const _errs71 = errors;
 if((!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))) && (data30 !== null)){
-const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6978,7 +7233,7 @@ if(data21.reason !== undefined){
 let data31 = data21.reason;
 const _errs73 = errors;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6997,7 +7252,7 @@ if(data21.source !== undefined){
 let data32 = data21.source;
 const _errs75 = errors;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7165,7 +7420,7 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs86 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7299,7 +7554,7 @@ else {
 vErrors.push(err57);
 }
 errors++;
-validate46.errors = vErrors;
+validate47.errors = vErrors;
 return false;
 }
 else {
@@ -7313,14 +7568,14 @@ vErrors = null;
 }
 }
 }
-validate46.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateEvent = validate47;
-const schema48 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).","required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"],"properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string"},"dev_mode":{"const":false}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateEvent = validate48;
+const schema49 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string","const":"storage:update"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).","required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"],"properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string"},"dev_mode":{"const":false}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["notification:created"]},"data":{"type":"object","additionalProperties":false,"required":["id","type","data","status","created_at","read_at"],"properties":{"id":{"type":"string","format":"uuid"},"type":{"type":"string"},"data":{"type":"object","additionalProperties":true},"status":{"enum":["unread","read","accepted","declined"]},"created_at":{"type":"string","format":"date-time"},"read_at":{"type":["string","null"],"format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -7395,7 +7650,7 @@ if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs7 = errors;
 if(!(((data2 === "comment:created") || (data2 === "comment:updated")) || (data2 === "comment:voted"))){
-const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8265,7 +8520,7 @@ const _errs59 = errors;
 if(errors === _errs59){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing7;
-if((((data.type === undefined) && (missing7 = "type")) || ((data.channel === undefined) && (missing7 = "channel"))) || ((data.data === undefined) && (missing7 = "data"))){
+if(((((data.type === undefined) && (missing7 = "type")) || ((data.channel === undefined) && (missing7 = "channel"))) || ((data.event_type === undefined) && (missing7 = "event_type"))) || ((data.data === undefined) && (missing7 = "data"))){
 const err56 = {instancePath,schemaPath:"#/anyOf/5/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
 if(vErrors === null){
 vErrors = [err56];
@@ -8328,14 +8583,25 @@ var valid8 = true;
 }
 if(valid8){
 if(data.event_type !== undefined){
+let data27 = data.event_type;
 const _errs65 = errors;
-if(typeof data.event_type !== "string"){
+if(typeof data27 !== "string"){
 const err60 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
 else {
 vErrors.push(err60);
+}
+errors++;
+}
+if("storage:update" !== data27){
+const err61 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/const",keyword:"const",params:{allowedValue: "storage:update"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
 }
 errors++;
 }
@@ -8351,18 +8617,7 @@ const _errs67 = errors;
 if(errors === _errs67){
 if(typeof data28 === "string"){
 if(func2(data28) > 128){
-const err61 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
-}
-errors++;
-}
-else {
-if(func2(data28) < 1){
-const err62 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err62 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -8371,15 +8626,26 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
 else {
-const err63 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data28) < 1){
+const err63 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err63];
 }
 else {
 vErrors.push(err63);
+}
+errors++;
+}
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
 }
 errors++;
 }
@@ -8396,12 +8662,12 @@ var valid8 = true;
 }
 }
 else {
-const err64 = {instancePath,schemaPath:"#/anyOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err65 = {instancePath,schemaPath:"#/anyOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err64];
+vErrors = [err65];
 }
 else {
-vErrors.push(err64);
+vErrors.push(err65);
 }
 errors++;
 }
@@ -8414,12 +8680,12 @@ if(errors === _errs69){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing8;
 if(((((data.type === undefined) && (missing8 = "type")) || ((data.channel === undefined) && (missing8 = "channel"))) || ((data.event_type === undefined) && (missing8 = "event_type"))) || ((data.data === undefined) && (missing8 = "data"))){
-const err65 = {instancePath,schemaPath:"#/anyOf/6/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
+const err66 = {instancePath,schemaPath:"#/anyOf/6/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
 if(vErrors === null){
-vErrors = [err65];
+vErrors = [err66];
 }
 else {
-vErrors.push(err65);
+vErrors.push(err66);
 }
 errors++;
 }
@@ -8427,12 +8693,12 @@ else {
 const _errs71 = errors;
 for(const key6 in data){
 if(!(((((key6 === "type") || (key6 === "channel")) || (key6 === "event_type")) || (key6 === "data")) || (key6 === "cursor"))){
-const err66 = {instancePath,schemaPath:"#/anyOf/6/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+const err67 = {instancePath,schemaPath:"#/anyOf/6/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err66];
+vErrors = [err67];
 }
 else {
-vErrors.push(err66);
+vErrors.push(err67);
 }
 errors++;
 break;
@@ -8442,12 +8708,12 @@ if(_errs71 === errors){
 if(data.type !== undefined){
 const _errs72 = errors;
 if("event" !== data.type){
-const err67 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/6/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err68 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/6/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err67];
+vErrors = [err68];
 }
 else {
-vErrors.push(err67);
+vErrors.push(err68);
 }
 errors++;
 }
@@ -8460,12 +8726,12 @@ if(valid9){
 if(data.channel !== undefined){
 const _errs73 = errors;
 if(typeof data.channel !== "string"){
-const err68 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/6/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err69 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/6/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err68];
+vErrors = [err69];
 }
 else {
-vErrors.push(err68);
+vErrors.push(err69);
 }
 errors++;
 }
@@ -8478,12 +8744,12 @@ if(valid9){
 if(data.event_type !== undefined){
 const _errs75 = errors;
 if("extension:updated" !== data.event_type){
-const err69 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/const",keyword:"const",params:{allowedValue: "extension:updated"},message:"must be equal to constant"};
+const err70 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/const",keyword:"const",params:{allowedValue: "extension:updated"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err69];
+vErrors = [err70];
 }
 else {
-vErrors.push(err69);
+vErrors.push(err70);
 }
 errors++;
 }
@@ -8500,12 +8766,12 @@ if(errors === _errs76){
 if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
 let missing9;
 if(((((((((data32.install_id === undefined) && (missing9 = "install_id")) || ((data32.extension_id === undefined) && (missing9 = "extension_id"))) || ((data32.version_id === undefined) && (missing9 = "version_id"))) || ((data32.version === undefined) && (missing9 = "version"))) || ((data32.status === undefined) && (missing9 = "status"))) || ((data32.sha256 === undefined) && (missing9 = "sha256"))) || ((data32.url === undefined) && (missing9 = "url"))) || ((data32.dev_mode === undefined) && (missing9 = "dev_mode"))){
-const err70 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
+const err71 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
 if(vErrors === null){
-vErrors = [err70];
+vErrors = [err71];
 }
 else {
-vErrors.push(err70);
+vErrors.push(err71);
 }
 errors++;
 }
@@ -8513,12 +8779,12 @@ else {
 const _errs78 = errors;
 for(const key7 in data32){
 if(!((((((((key7 === "install_id") || (key7 === "extension_id")) || (key7 === "version_id")) || (key7 === "version")) || (key7 === "status")) || (key7 === "sha256")) || (key7 === "url")) || (key7 === "dev_mode"))){
-const err71 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+const err72 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err71];
+vErrors = [err72];
 }
 else {
-vErrors.push(err71);
+vErrors.push(err72);
 }
 errors++;
 break;
@@ -8532,23 +8798,23 @@ if(errors === _errs79){
 if(errors === _errs79){
 if(typeof data33 === "string"){
 if(!(formats2.test(data33))){
-const err72 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/6/properties/data/properties/install_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-}
-else {
-const err73 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/6/properties/data/properties/install_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err73 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/6/properties/data/properties/install_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err73];
 }
 else {
 vErrors.push(err73);
+}
+errors++;
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/6/properties/data/properties/install_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
 }
 errors++;
 }
@@ -8567,23 +8833,23 @@ if(errors === _errs81){
 if(errors === _errs81){
 if(typeof data34 === "string"){
 if(!(formats2.test(data34))){
-const err74 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/6/properties/data/properties/extension_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-}
-else {
-const err75 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/6/properties/data/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err75 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/6/properties/data/properties/extension_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err75];
 }
 else {
 vErrors.push(err75);
+}
+errors++;
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/6/properties/data/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
 }
 errors++;
 }
@@ -8602,23 +8868,23 @@ if(errors === _errs83){
 if(errors === _errs83){
 if(typeof data35 === "string"){
 if(!(formats2.test(data35))){
-const err76 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/6/properties/data/properties/version_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-}
-else {
-const err77 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/6/properties/data/properties/version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err77 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/6/properties/data/properties/version_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err77];
 }
 else {
 vErrors.push(err77);
+}
+errors++;
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/6/properties/data/properties/version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
 }
 errors++;
 }
@@ -8633,12 +8899,12 @@ if(valid10){
 if(data32.version !== undefined){
 const _errs85 = errors;
 if(typeof data32.version !== "string"){
-const err78 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/6/properties/data/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err79 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/6/properties/data/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err78];
+vErrors = [err79];
 }
 else {
-vErrors.push(err78);
+vErrors.push(err79);
 }
 errors++;
 }
@@ -8651,12 +8917,12 @@ if(valid10){
 if(data32.status !== undefined){
 const _errs87 = errors;
 if("published" !== data32.status){
-const err79 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/6/properties/data/properties/status/const",keyword:"const",params:{allowedValue: "published"},message:"must be equal to constant"};
+const err80 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/6/properties/data/properties/status/const",keyword:"const",params:{allowedValue: "published"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err79];
+vErrors = [err80];
 }
 else {
-vErrors.push(err79);
+vErrors.push(err80);
 }
 errors++;
 }
@@ -8672,23 +8938,23 @@ const _errs88 = errors;
 if(errors === _errs88){
 if(typeof data38 === "string"){
 if(!pattern0.test(data38)){
-const err80 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/6/properties/data/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
-}
-errors++;
-}
-}
-else {
-const err81 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/6/properties/data/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err81 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/6/properties/data/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err81];
 }
 else {
 vErrors.push(err81);
+}
+errors++;
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/6/properties/data/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
 }
 errors++;
 }
@@ -8702,12 +8968,12 @@ if(valid10){
 if(data32.url !== undefined){
 const _errs90 = errors;
 if(typeof data32.url !== "string"){
-const err82 = {instancePath:instancePath+"/data/url",schemaPath:"#/anyOf/6/properties/data/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err83 = {instancePath:instancePath+"/data/url",schemaPath:"#/anyOf/6/properties/data/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err82];
+vErrors = [err83];
 }
 else {
-vErrors.push(err82);
+vErrors.push(err83);
 }
 errors++;
 }
@@ -8720,12 +8986,12 @@ if(valid10){
 if(data32.dev_mode !== undefined){
 const _errs92 = errors;
 if(false !== data32.dev_mode){
-const err83 = {instancePath:instancePath+"/data/dev_mode",schemaPath:"#/anyOf/6/properties/data/properties/dev_mode/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+const err84 = {instancePath:instancePath+"/data/dev_mode",schemaPath:"#/anyOf/6/properties/data/properties/dev_mode/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err83];
+vErrors = [err84];
 }
 else {
-vErrors.push(err83);
+vErrors.push(err84);
 }
 errors++;
 }
@@ -8745,12 +9011,12 @@ var valid10 = true;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err85 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err85];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err85);
 }
 errors++;
 }
@@ -8767,18 +9033,7 @@ const _errs93 = errors;
 if(errors === _errs93){
 if(typeof data41 === "string"){
 if(func2(data41) > 128){
-const err85 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-else {
-if(func2(data41) < 1){
-const err86 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err86 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -8787,15 +9042,26 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-}
 else {
-const err87 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data41) < 1){
+const err87 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err87];
 }
 else {
 vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
 }
 errors++;
 }
@@ -8813,12 +9079,12 @@ var valid9 = true;
 }
 }
 else {
-const err88 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err89 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err88];
+vErrors = [err89];
 }
 else {
-vErrors.push(err88);
+vErrors.push(err89);
 }
 errors++;
 }
@@ -8831,12 +9097,12 @@ if(errors === _errs95){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing10;
 if(((((data.type === undefined) && (missing10 = "type")) || ((data.channel === undefined) && (missing10 = "channel"))) || ((data.data === undefined) && (missing10 = "data"))) || ((data.event_type === undefined) && (missing10 = "event_type"))){
-const err89 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+const err90 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
 if(vErrors === null){
-vErrors = [err89];
+vErrors = [err90];
 }
 else {
-vErrors.push(err89);
+vErrors.push(err90);
 }
 errors++;
 }
@@ -8844,12 +9110,12 @@ else {
 const _errs97 = errors;
 for(const key8 in data){
 if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
-const err90 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+const err91 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err90];
+vErrors = [err91];
 }
 else {
-vErrors.push(err90);
+vErrors.push(err91);
 }
 errors++;
 break;
@@ -8859,12 +9125,12 @@ if(_errs97 === errors){
 if(data.type !== undefined){
 const _errs98 = errors;
 if("event" !== data.type){
-const err91 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err92 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err92];
 }
 else {
-vErrors.push(err91);
+vErrors.push(err92);
 }
 errors++;
 }
@@ -8877,12 +9143,12 @@ if(valid11){
 if(data.channel !== undefined){
 const _errs99 = errors;
 if(typeof data.channel !== "string"){
-const err92 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err93 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err92];
+vErrors = [err93];
 }
 else {
-vErrors.push(err92);
+vErrors.push(err93);
 }
 errors++;
 }
@@ -8896,12 +9162,12 @@ if(data.event_type !== undefined){
 let data44 = data.event_type;
 const _errs101 = errors;
 if(!((data44 === "history:session_started") || (data44 === "history:session_updated"))){
-const err93 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err94 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err93];
+vErrors = [err94];
 }
 else {
-vErrors.push(err93);
+vErrors.push(err94);
 }
 errors++;
 }
@@ -8918,12 +9184,12 @@ if(errors === _errs102){
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 let missing11;
 if((((((((((((data45.id === undefined) && (missing11 = "id")) || ((data45.account_id === undefined) && (missing11 = "account_id"))) || ((data45.platform === undefined) && (missing11 = "platform"))) || ((data45.platform_channel_id === undefined) && (missing11 = "platform_channel_id"))) || ((data45.stream_id === undefined) && (missing11 = "stream_id"))) || ((data45.title === undefined) && (missing11 = "title"))) || ((data45.category === undefined) && (missing11 = "category"))) || ((data45.updates === undefined) && (missing11 = "updates"))) || ((data45.started_at === undefined) && (missing11 = "started_at"))) || ((data45.ended_at === undefined) && (missing11 = "ended_at"))) || ((data45.updated_at === undefined) && (missing11 = "updated_at"))){
-const err94 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
+const err95 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
 if(vErrors === null){
-vErrors = [err94];
+vErrors = [err95];
 }
 else {
-vErrors.push(err94);
+vErrors.push(err95);
 }
 errors++;
 }
@@ -8935,23 +9201,23 @@ if(errors === _errs104){
 if(errors === _errs104){
 if(typeof data46 === "string"){
 if(!(formats2.test(data46))){
-const err95 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err95];
-}
-else {
-vErrors.push(err95);
-}
-errors++;
-}
-}
-else {
-const err96 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err96 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err96];
 }
 else {
 vErrors.push(err96);
+}
+errors++;
+}
+}
+else {
+const err97 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
 }
 errors++;
 }
@@ -8970,23 +9236,23 @@ if(errors === _errs106){
 if(errors === _errs106){
 if(typeof data47 === "string"){
 if(!(formats2.test(data47))){
-const err97 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err97];
-}
-else {
-vErrors.push(err97);
-}
-errors++;
-}
-}
-else {
-const err98 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err98 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err98];
 }
 else {
 vErrors.push(err98);
+}
+errors++;
+}
+}
+else {
+const err99 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
 }
 errors++;
 }
@@ -9001,12 +9267,12 @@ if(valid12){
 if(data45.platform !== undefined){
 const _errs108 = errors;
 if(typeof data45.platform !== "string"){
-const err99 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/7/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err100 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/7/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err99];
+vErrors = [err100];
 }
 else {
-vErrors.push(err99);
+vErrors.push(err100);
 }
 errors++;
 }
@@ -9020,12 +9286,12 @@ if(data45.platform_channel_id !== undefined){
 let data49 = data45.platform_channel_id;
 const _errs110 = errors;
 if((typeof data49 !== "string") && (data49 !== null)){
-const err100 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/7/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
+const err101 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/7/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err100];
+vErrors = [err101];
 }
 else {
-vErrors.push(err100);
+vErrors.push(err101);
 }
 errors++;
 }
@@ -9039,12 +9305,12 @@ if(data45.stream_id !== undefined){
 let data50 = data45.stream_id;
 const _errs112 = errors;
 if((typeof data50 !== "string") && (data50 !== null)){
-const err101 = {instancePath:instancePath+"/data/stream_id",schemaPath:"#/anyOf/7/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.stream_id.type},message:"must be string,null"};
+const err102 = {instancePath:instancePath+"/data/stream_id",schemaPath:"#/anyOf/7/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.stream_id.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err101];
+vErrors = [err102];
 }
 else {
-vErrors.push(err101);
+vErrors.push(err102);
 }
 errors++;
 }
@@ -9058,12 +9324,12 @@ if(data45.title !== undefined){
 let data51 = data45.title;
 const _errs114 = errors;
 if((typeof data51 !== "string") && (data51 !== null)){
-const err102 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.title.type},message:"must be string,null"};
+const err103 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.title.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err102];
+vErrors = [err103];
 }
 else {
-vErrors.push(err102);
+vErrors.push(err103);
 }
 errors++;
 }
@@ -9077,12 +9343,12 @@ if(data45.category !== undefined){
 let data52 = data45.category;
 const _errs116 = errors;
 if((typeof data52 !== "string") && (data52 !== null)){
-const err103 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/7/properties/data/properties/category/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.category.type},message:"must be string,null"};
+const err104 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/7/properties/data/properties/category/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.category.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err103];
+vErrors = [err104];
 }
 else {
-vErrors.push(err103);
+vErrors.push(err104);
 }
 errors++;
 }
@@ -9096,24 +9362,24 @@ if(data45.updates !== undefined){
 let data53 = data45.updates;
 const _errs118 = errors;
 if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err104 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/7/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err105 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/7/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err104];
+vErrors = [err105];
 }
 else {
-vErrors.push(err104);
+vErrors.push(err105);
 }
 errors++;
 }
 if(errors === _errs118){
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 < 0 || isNaN(data53)){
-const err105 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/7/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err106 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/7/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
-vErrors = [err105];
+vErrors = [err106];
 }
 else {
-vErrors.push(err105);
+vErrors.push(err106);
 }
 errors++;
 }
@@ -9132,23 +9398,23 @@ if(errors === _errs120){
 if(errors === _errs120){
 if(typeof data54 === "string"){
 if(!(formats0.validate(data54))){
-const err106 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/7/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err106];
-}
-else {
-vErrors.push(err106);
-}
-errors++;
-}
-}
-else {
-const err107 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/7/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err107 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/7/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err107];
 }
 else {
 vErrors.push(err107);
+}
+errors++;
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/7/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
 }
 errors++;
 }
@@ -9164,12 +9430,12 @@ if(data45.ended_at !== undefined){
 let data55 = data45.ended_at;
 const _errs122 = errors;
 if((typeof data55 !== "string") && (data55 !== null)){
-const err108 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/7/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema48.anyOf[7].properties.data.properties.ended_at.type},message:"must be string,null"};
+const err109 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/7/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.ended_at.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err108];
+vErrors = [err109];
 }
 else {
-vErrors.push(err108);
+vErrors.push(err109);
 }
 errors++;
 }
@@ -9177,12 +9443,12 @@ if(errors === _errs122){
 if(errors === _errs122){
 if(typeof data55 === "string"){
 if(!(formats0.validate(data55))){
-const err109 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/7/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err110 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/7/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
-vErrors = [err109];
+vErrors = [err110];
 }
 else {
-vErrors.push(err109);
+vErrors.push(err110);
 }
 errors++;
 }
@@ -9202,23 +9468,23 @@ if(errors === _errs124){
 if(errors === _errs124){
 if(typeof data56 === "string"){
 if(!(formats0.validate(data56))){
-const err110 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err110];
-}
-else {
-vErrors.push(err110);
-}
-errors++;
-}
-}
-else {
-const err111 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err111 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err111];
 }
 else {
 vErrors.push(err111);
+}
+errors++;
+}
+}
+else {
+const err112 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
 }
 errors++;
 }
@@ -9242,12 +9508,12 @@ var valid12 = true;
 }
 }
 else {
-const err112 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err113 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err112];
+vErrors = [err113];
 }
 else {
-vErrors.push(err112);
+vErrors.push(err113);
 }
 errors++;
 }
@@ -9264,18 +9530,7 @@ const _errs126 = errors;
 if(errors === _errs126){
 if(typeof data57 === "string"){
 if(func2(data57) > 128){
-const err113 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err113];
-}
-else {
-vErrors.push(err113);
-}
-errors++;
-}
-else {
-if(func2(data57) < 1){
-const err114 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err114 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -9284,15 +9539,26 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-}
 else {
-const err115 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data57) < 1){
+const err115 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err115];
 }
 else {
 vErrors.push(err115);
+}
+errors++;
+}
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
 }
 errors++;
 }
@@ -9310,12 +9576,12 @@ var valid11 = true;
 }
 }
 else {
-const err116 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err117 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err116];
+vErrors = [err117];
 }
 else {
-vErrors.push(err116);
+vErrors.push(err117);
 }
 errors++;
 }
@@ -9328,12 +9594,12 @@ if(errors === _errs128){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing12;
 if(((((data.type === undefined) && (missing12 = "type")) || ((data.channel === undefined) && (missing12 = "channel"))) || ((data.data === undefined) && (missing12 = "data"))) || ((data.event_type === undefined) && (missing12 = "event_type"))){
-const err117 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
+const err118 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
 if(vErrors === null){
-vErrors = [err117];
+vErrors = [err118];
 }
 else {
-vErrors.push(err117);
+vErrors.push(err118);
 }
 errors++;
 }
@@ -9341,12 +9607,12 @@ else {
 const _errs130 = errors;
 for(const key9 in data){
 if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
-const err118 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+const err119 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err118];
+vErrors = [err119];
 }
 else {
-vErrors.push(err118);
+vErrors.push(err119);
 }
 errors++;
 break;
@@ -9356,12 +9622,12 @@ if(_errs130 === errors){
 if(data.type !== undefined){
 const _errs131 = errors;
 if("event" !== data.type){
-const err119 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err120 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err119];
+vErrors = [err120];
 }
 else {
-vErrors.push(err119);
+vErrors.push(err120);
 }
 errors++;
 }
@@ -9374,12 +9640,12 @@ if(valid13){
 if(data.channel !== undefined){
 const _errs132 = errors;
 if(typeof data.channel !== "string"){
-const err120 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err121 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err120];
+vErrors = [err121];
 }
 else {
-vErrors.push(err120);
+vErrors.push(err121);
 }
 errors++;
 }
@@ -9393,12 +9659,12 @@ if(data.event_type !== undefined){
 let data60 = data.event_type;
 const _errs134 = errors;
 if(!((((data60 === "idea:created") || (data60 === "idea:updated")) || (data60 === "idea:status_changed")) || (data60 === "idea:voted"))){
-const err121 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[8].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err122 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[8].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err121];
+vErrors = [err122];
 }
 else {
-vErrors.push(err121);
+vErrors.push(err122);
 }
 errors++;
 }
@@ -9415,12 +9681,12 @@ if(errors === _errs135){
 if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
 let missing13;
 if((data61.id === undefined) && (missing13 = "id")){
-const err122 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
+const err123 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
-vErrors = [err122];
+vErrors = [err123];
 }
 else {
-vErrors.push(err122);
+vErrors.push(err123);
 }
 errors++;
 }
@@ -9432,23 +9698,23 @@ if(errors === _errs137){
 if(errors === _errs137){
 if(typeof data62 === "string"){
 if(!(formats2.test(data62))){
-const err123 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
-}
-errors++;
-}
-}
-else {
-const err124 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err124 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err124];
 }
 else {
 vErrors.push(err124);
+}
+errors++;
+}
+}
+else {
+const err125 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
 }
 errors++;
 }
@@ -9463,12 +9729,12 @@ if(valid14){
 if(data61.title !== undefined){
 const _errs139 = errors;
 if(typeof data61.title !== "string"){
-const err125 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/8/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err126 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/8/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err125];
+vErrors = [err126];
 }
 else {
-vErrors.push(err125);
+vErrors.push(err126);
 }
 errors++;
 }
@@ -9481,12 +9747,12 @@ if(valid14){
 if(data61.status !== undefined){
 const _errs141 = errors;
 if(typeof data61.status !== "string"){
-const err126 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/8/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err127 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/8/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err126];
+vErrors = [err127];
 }
 else {
-vErrors.push(err126);
+vErrors.push(err127);
 }
 errors++;
 }
@@ -9499,12 +9765,12 @@ if(valid14){
 if(data61.my_vote !== undefined){
 const _errs143 = errors;
 if(data61.my_vote !== null){
-const err127 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/8/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err128 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/8/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err127];
+vErrors = [err128];
 }
 else {
-vErrors.push(err127);
+vErrors.push(err128);
 }
 errors++;
 }
@@ -9519,12 +9785,12 @@ var valid14 = true;
 }
 }
 else {
-const err128 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err129 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err128];
+vErrors = [err129];
 }
 else {
-vErrors.push(err128);
+vErrors.push(err129);
 }
 errors++;
 }
@@ -9541,18 +9807,7 @@ const _errs145 = errors;
 if(errors === _errs145){
 if(typeof data66 === "string"){
 if(func2(data66) > 128){
-const err129 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-else {
-if(func2(data66) < 1){
-const err130 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err130 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -9561,15 +9816,26 @@ vErrors.push(err130);
 }
 errors++;
 }
-}
-}
 else {
-const err131 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data66) < 1){
+const err131 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err131];
 }
 else {
 vErrors.push(err131);
+}
+errors++;
+}
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
 }
 errors++;
 }
@@ -9587,12 +9853,12 @@ var valid13 = true;
 }
 }
 else {
-const err132 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err133 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err132];
+vErrors = [err133];
 }
 else {
-vErrors.push(err132);
+vErrors.push(err133);
 }
 errors++;
 }
@@ -9605,12 +9871,12 @@ if(errors === _errs147){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing14;
 if(((((data.type === undefined) && (missing14 = "type")) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.data === undefined) && (missing14 = "data"))) || ((data.event_type === undefined) && (missing14 = "event_type"))){
-const err133 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
+const err134 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
 if(vErrors === null){
-vErrors = [err133];
+vErrors = [err134];
 }
 else {
-vErrors.push(err133);
+vErrors.push(err134);
 }
 errors++;
 }
@@ -9618,12 +9884,12 @@ else {
 const _errs149 = errors;
 for(const key10 in data){
 if(!(((((key10 === "type") || (key10 === "channel")) || (key10 === "event_type")) || (key10 === "data")) || (key10 === "cursor"))){
-const err134 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+const err135 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err134];
+vErrors = [err135];
 }
 else {
-vErrors.push(err134);
+vErrors.push(err135);
 }
 errors++;
 break;
@@ -9633,12 +9899,12 @@ if(_errs149 === errors){
 if(data.type !== undefined){
 const _errs150 = errors;
 if("event" !== data.type){
-const err135 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err136 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err135];
+vErrors = [err136];
 }
 else {
-vErrors.push(err135);
+vErrors.push(err136);
 }
 errors++;
 }
@@ -9651,12 +9917,12 @@ if(valid15){
 if(data.channel !== undefined){
 const _errs151 = errors;
 if(typeof data.channel !== "string"){
-const err136 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err137 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err136];
+vErrors = [err137];
 }
 else {
-vErrors.push(err136);
+vErrors.push(err137);
 }
 errors++;
 }
@@ -9669,12 +9935,12 @@ if(valid15){
 if(data.event_type !== undefined){
 const _errs153 = errors;
 if("idea:deleted" !== data.event_type){
-const err137 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
+const err138 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err137];
+vErrors = [err138];
 }
 else {
-vErrors.push(err137);
+vErrors.push(err138);
 }
 errors++;
 }
@@ -9691,12 +9957,12 @@ if(errors === _errs154){
 if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
 let missing15;
 if((data70.id === undefined) && (missing15 = "id")){
-const err138 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+const err139 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
 if(vErrors === null){
-vErrors = [err138];
+vErrors = [err139];
 }
 else {
-vErrors.push(err138);
+vErrors.push(err139);
 }
 errors++;
 }
@@ -9708,18 +9974,7 @@ if(errors === _errs156){
 if(errors === _errs156){
 if(typeof data71 === "string"){
 if(!(formats2.test(data71))){
-const err139 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err139];
-}
-else {
-vErrors.push(err139);
-}
-errors++;
-}
-}
-else {
-const err140 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err140 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -9729,17 +9984,28 @@ vErrors.push(err140);
 errors++;
 }
 }
-}
-}
-}
-}
 else {
-const err141 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err141 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err141];
 }
 else {
 vErrors.push(err141);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err142 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
 }
 errors++;
 }
@@ -9756,18 +10022,7 @@ const _errs158 = errors;
 if(errors === _errs158){
 if(typeof data72 === "string"){
 if(func2(data72) > 128){
-const err142 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err142];
-}
-else {
-vErrors.push(err142);
-}
-errors++;
-}
-else {
-if(func2(data72) < 1){
-const err143 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err143 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -9776,15 +10031,26 @@ vErrors.push(err143);
 }
 errors++;
 }
-}
-}
 else {
-const err144 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data72) < 1){
+const err144 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err144];
 }
 else {
 vErrors.push(err144);
+}
+errors++;
+}
+}
+}
+else {
+const err145 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
 }
 errors++;
 }
@@ -9802,12 +10068,12 @@ var valid15 = true;
 }
 }
 else {
-const err145 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err146 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err145];
+vErrors = [err146];
 }
 else {
-vErrors.push(err145);
+vErrors.push(err146);
 }
 errors++;
 }
@@ -9820,12 +10086,12 @@ if(errors === _errs160){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing16;
 if(((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))) || ((data.event_type === undefined) && (missing16 = "event_type"))){
-const err146 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+const err147 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
-vErrors = [err146];
+vErrors = [err147];
 }
 else {
-vErrors.push(err146);
+vErrors.push(err147);
 }
 errors++;
 }
@@ -9833,12 +10099,12 @@ else {
 const _errs162 = errors;
 for(const key11 in data){
 if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
-const err147 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+const err148 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err147];
+vErrors = [err148];
 }
 else {
-vErrors.push(err147);
+vErrors.push(err148);
 }
 errors++;
 break;
@@ -9848,12 +10114,12 @@ if(_errs162 === errors){
 if(data.type !== undefined){
 const _errs163 = errors;
 if("event" !== data.type){
-const err148 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err149 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err148];
+vErrors = [err149];
 }
 else {
-vErrors.push(err148);
+vErrors.push(err149);
 }
 errors++;
 }
@@ -9866,12 +10132,12 @@ if(valid17){
 if(data.channel !== undefined){
 const _errs164 = errors;
 if(typeof data.channel !== "string"){
-const err149 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err150 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err149];
+vErrors = [err150];
 }
 else {
-vErrors.push(err149);
+vErrors.push(err150);
 }
 errors++;
 }
@@ -9885,12 +10151,12 @@ if(data.event_type !== undefined){
 let data75 = data.event_type;
 const _errs166 = errors;
 if(!((data75 === "login-assignment:assigned") || (data75 === "login-assignment:removed"))){
-const err150 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[10].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err151 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[10].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err150];
+vErrors = [err151];
 }
 else {
-vErrors.push(err150);
+vErrors.push(err151);
 }
 errors++;
 }
@@ -9907,12 +10173,12 @@ if(errors === _errs167){
 if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
 let missing17;
 if(((((data76.id === undefined) && (missing17 = "id")) || ((data76.provider === undefined) && (missing17 = "provider"))) || ((data76.status === undefined) && (missing17 = "status"))) || ((data76.at === undefined) && (missing17 = "at"))){
-const err151 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
+const err152 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
-vErrors = [err151];
+vErrors = [err152];
 }
 else {
-vErrors.push(err151);
+vErrors.push(err152);
 }
 errors++;
 }
@@ -9920,12 +10186,12 @@ else {
 const _errs169 = errors;
 for(const key12 in data76){
 if(!((((key12 === "id") || (key12 === "provider")) || (key12 === "status")) || (key12 === "at"))){
-const err152 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+const err153 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err152];
+vErrors = [err153];
 }
 else {
-vErrors.push(err152);
+vErrors.push(err153);
 }
 errors++;
 break;
@@ -9939,23 +10205,23 @@ if(errors === _errs170){
 if(errors === _errs170){
 if(typeof data77 === "string"){
 if(!(formats2.test(data77))){
-const err153 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err153];
-}
-else {
-vErrors.push(err153);
-}
-errors++;
-}
-}
-else {
-const err154 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err154 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err154];
 }
 else {
 vErrors.push(err154);
+}
+errors++;
+}
+}
+else {
+const err155 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
 }
 errors++;
 }
@@ -9970,12 +10236,12 @@ if(valid18){
 if(data76.provider !== undefined){
 const _errs172 = errors;
 if(typeof data76.provider !== "string"){
-const err155 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/10/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err156 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/10/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err155];
+vErrors = [err156];
 }
 else {
-vErrors.push(err155);
+vErrors.push(err156);
 }
 errors++;
 }
@@ -9989,12 +10255,12 @@ if(data76.status !== undefined){
 let data79 = data76.status;
 const _errs174 = errors;
 if(!((data79 === "assigned") || (data79 === "removed"))){
-const err156 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/10/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[10].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err157 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/10/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[10].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err156];
+vErrors = [err157];
 }
 else {
-vErrors.push(err156);
+vErrors.push(err157);
 }
 errors++;
 }
@@ -10011,23 +10277,23 @@ if(errors === _errs175){
 if(errors === _errs175){
 if(typeof data80 === "string"){
 if(!(formats0.validate(data80))){
-const err157 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/10/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err157];
-}
-else {
-vErrors.push(err157);
-}
-errors++;
-}
-}
-else {
-const err158 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/10/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err158 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/10/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err158];
 }
 else {
 vErrors.push(err158);
+}
+errors++;
+}
+}
+else {
+const err159 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/10/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
 }
 errors++;
 }
@@ -10045,12 +10311,12 @@ var valid18 = true;
 }
 }
 else {
-const err159 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err160 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err159];
+vErrors = [err160];
 }
 else {
-vErrors.push(err159);
+vErrors.push(err160);
 }
 errors++;
 }
@@ -10067,18 +10333,7 @@ const _errs177 = errors;
 if(errors === _errs177){
 if(typeof data81 === "string"){
 if(func2(data81) > 128){
-const err160 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err160];
-}
-else {
-vErrors.push(err160);
-}
-errors++;
-}
-else {
-if(func2(data81) < 1){
-const err161 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err161 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -10087,15 +10342,26 @@ vErrors.push(err161);
 }
 errors++;
 }
-}
-}
 else {
-const err162 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data81) < 1){
+const err162 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err162];
 }
 else {
 vErrors.push(err162);
+}
+errors++;
+}
+}
+}
+else {
+const err163 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
 }
 errors++;
 }
@@ -10113,12 +10379,12 @@ var valid17 = true;
 }
 }
 else {
-const err163 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err164 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err163];
+vErrors = [err164];
 }
 else {
-vErrors.push(err163);
+vErrors.push(err164);
 }
 errors++;
 }
@@ -10130,13 +10396,13 @@ const _errs179 = errors;
 if(errors === _errs179){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing18;
-if((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))){
-const err164 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
+if(((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))) || ((data.event_type === undefined) && (missing18 = "event_type"))){
+const err165 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
 if(vErrors === null){
-vErrors = [err164];
+vErrors = [err165];
 }
 else {
-vErrors.push(err164);
+vErrors.push(err165);
 }
 errors++;
 }
@@ -10144,12 +10410,12 @@ else {
 const _errs181 = errors;
 for(const key13 in data){
 if(!(((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data")) || (key13 === "cursor"))){
-const err165 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+const err166 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err165];
+vErrors = [err166];
 }
 else {
-vErrors.push(err165);
+vErrors.push(err166);
 }
 errors++;
 break;
@@ -10159,12 +10425,12 @@ if(_errs181 === errors){
 if(data.type !== undefined){
 const _errs182 = errors;
 if("event" !== data.type){
-const err166 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err167 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err166];
+vErrors = [err167];
 }
 else {
-vErrors.push(err166);
+vErrors.push(err167);
 }
 errors++;
 }
@@ -10177,12 +10443,12 @@ if(valid19){
 if(data.channel !== undefined){
 const _errs183 = errors;
 if(typeof data.channel !== "string"){
-const err167 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err168 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err167];
+vErrors = [err168];
 }
 else {
-vErrors.push(err167);
+vErrors.push(err168);
 }
 errors++;
 }
@@ -10194,13 +10460,13 @@ var valid19 = true;
 if(valid19){
 if(data.event_type !== undefined){
 const _errs185 = errors;
-if("overlay:update" !== data.event_type){
-const err168 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+if(!(data.event_type === "notification:created")){
+const err169 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[11].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err168];
+vErrors = [err169];
 }
 else {
-vErrors.push(err168);
+vErrors.push(err169);
 }
 errors++;
 }
@@ -10216,26 +10482,26 @@ const _errs186 = errors;
 if(errors === _errs186){
 if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
 let missing19;
-if((((((((data85.id === undefined) && (missing19 = "id")) || ((data85.account_id === undefined) && (missing19 = "account_id"))) || ((data85.name === undefined) && (missing19 = "name"))) || ((data85.settings === undefined) && (missing19 = "settings"))) || ((data85.version === undefined) && (missing19 = "version"))) || ((data85.created_at === undefined) && (missing19 = "created_at"))) || ((data85.updated_at === undefined) && (missing19 = "updated_at"))){
-const err169 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+if(((((((data85.id === undefined) && (missing19 = "id")) || ((data85.type === undefined) && (missing19 = "type"))) || ((data85.data === undefined) && (missing19 = "data"))) || ((data85.status === undefined) && (missing19 = "status"))) || ((data85.created_at === undefined) && (missing19 = "created_at"))) || ((data85.read_at === undefined) && (missing19 = "read_at"))){
+const err170 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
-vErrors = [err169];
+vErrors = [err170];
 }
 else {
-vErrors.push(err169);
+vErrors.push(err170);
 }
 errors++;
 }
 else {
 const _errs188 = errors;
 for(const key14 in data85){
-if(!(((((((key14 === "id") || (key14 === "account_id")) || (key14 === "name")) || (key14 === "settings")) || (key14 === "version")) || (key14 === "created_at")) || (key14 === "updated_at"))){
-const err170 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+if(!((((((key14 === "id") || (key14 === "type")) || (key14 === "data")) || (key14 === "status")) || (key14 === "created_at")) || (key14 === "read_at"))){
+const err171 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err170];
+vErrors = [err171];
 }
 else {
-vErrors.push(err170);
+vErrors.push(err171);
 }
 errors++;
 break;
@@ -10249,23 +10515,23 @@ if(errors === _errs189){
 if(errors === _errs189){
 if(typeof data86 === "string"){
 if(!(formats2.test(data86))){
-const err171 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err171];
-}
-else {
-vErrors.push(err171);
-}
-errors++;
-}
-}
-else {
-const err172 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err172 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err172];
 }
 else {
 vErrors.push(err172);
+}
+errors++;
+}
+}
+else {
+const err173 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
 }
 errors++;
 }
@@ -10277,25 +10543,10 @@ else {
 var valid20 = true;
 }
 if(valid20){
-if(data85.account_id !== undefined){
-let data87 = data85.account_id;
+if(data85.type !== undefined){
 const _errs191 = errors;
-if(errors === _errs191){
-if(errors === _errs191){
-if(typeof data87 === "string"){
-if(!(formats2.test(data87))){
-const err173 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/11/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err173];
-}
-else {
-vErrors.push(err173);
-}
-errors++;
-}
-}
-else {
-const err174 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/11/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data85.type !== "string"){
+const err174 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/11/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -10304,18 +10555,20 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-}
 var valid20 = _errs191 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data85.name !== undefined){
+if(data85.data !== undefined){
+let data88 = data85.data;
 const _errs193 = errors;
-if(typeof data85.name !== "string"){
-const err175 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/11/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs193){
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+}
+else {
+const err175 = {instancePath:instancePath+"/data/data",schemaPath:"#/anyOf/11/properties/data/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -10324,20 +10577,18 @@ vErrors.push(err175);
 }
 errors++;
 }
+}
 var valid20 = _errs193 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data85.settings !== undefined){
-let data89 = data85.settings;
-const _errs195 = errors;
-if(errors === _errs195){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-}
-else {
-const err176 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/11/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data85.status !== undefined){
+let data89 = data85.status;
+const _errs196 = errors;
+if(!((((data89 === "unread") || (data89 === "read")) || (data89 === "accepted")) || (data89 === "declined"))){
+const err176 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/11/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[11].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -10346,18 +10597,20 @@ vErrors.push(err176);
 }
 errors++;
 }
-}
-var valid20 = _errs195 === errors;
+var valid20 = _errs196 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data85.version !== undefined){
-let data90 = data85.version;
-const _errs198 = errors;
-if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
-const err177 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/11/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data85.created_at !== undefined){
+let data90 = data85.created_at;
+const _errs197 = errors;
+if(errors === _errs197){
+if(errors === _errs197){
+if(typeof data90 === "string"){
+if(!(formats0.validate(data90))){
+const err177 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/11/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -10366,10 +10619,9 @@ vErrors.push(err177);
 }
 errors++;
 }
-if(errors === _errs198){
-if((typeof data90 == "number") && (isFinite(data90))){
-if(data90 < 1 || isNaN(data90)){
-const err178 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/11/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err178 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/11/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -10380,20 +10632,17 @@ errors++;
 }
 }
 }
-var valid20 = _errs198 === errors;
+var valid20 = _errs197 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data85.created_at !== undefined){
-let data91 = data85.created_at;
-const _errs200 = errors;
-if(errors === _errs200){
-if(errors === _errs200){
-if(typeof data91 === "string"){
-if(!(formats0.validate(data91))){
-const err179 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/11/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data85.read_at !== undefined){
+let data91 = data85.read_at;
+const _errs199 = errors;
+if((typeof data91 !== "string") && (data91 !== null)){
+const err179 = {instancePath:instancePath+"/data/read_at",schemaPath:"#/anyOf/11/properties/data/properties/read_at/type",keyword:"type",params:{type: schema49.anyOf[11].properties.data.properties.read_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -10402,9 +10651,11 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-else {
-const err180 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/11/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs199){
+if(errors === _errs199){
+if(typeof data91 === "string"){
+if(!(formats0.validate(data91))){
+const err180 = {instancePath:instancePath+"/data/read_at",schemaPath:"#/anyOf/11/properties/data/properties/read_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -10415,62 +10666,27 @@ errors++;
 }
 }
 }
-var valid20 = _errs200 === errors;
+}
+var valid20 = _errs199 === errors;
 }
 else {
 var valid20 = true;
 }
-if(valid20){
-if(data85.updated_at !== undefined){
-let data92 = data85.updated_at;
-const _errs202 = errors;
-if(errors === _errs202){
-if(errors === _errs202){
-if(typeof data92 === "string"){
-if(!(formats0.validate(data92))){
-const err181 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/11/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err181 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err181];
 }
 else {
 vErrors.push(err181);
-}
-errors++;
-}
-}
-else {
-const err182 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/11/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err182];
-}
-else {
-vErrors.push(err182);
-}
-errors++;
-}
-}
-}
-var valid20 = _errs202 === errors;
-}
-else {
-var valid20 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err183 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err183];
-}
-else {
-vErrors.push(err183);
 }
 errors++;
 }
@@ -10482,12 +10698,35 @@ var valid19 = true;
 }
 if(valid19){
 if(data.cursor !== undefined){
-let data93 = data.cursor;
-const _errs204 = errors;
-if(errors === _errs204){
-if(typeof data93 === "string"){
-if(func2(data93) > 128){
-const err184 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+let data92 = data.cursor;
+const _errs201 = errors;
+if(errors === _errs201){
+if(typeof data92 === "string"){
+if(func2(data92) > 128){
+const err182 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+else {
+if(func2(data92) < 1){
+const err183 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+}
+else {
+const err184 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -10496,31 +10735,8 @@ vErrors.push(err184);
 }
 errors++;
 }
-else {
-if(func2(data93) < 1){
-const err185 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err185];
 }
-else {
-vErrors.push(err185);
-}
-errors++;
-}
-}
-}
-else {
-const err186 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err186];
-}
-else {
-vErrors.push(err186);
-}
-errors++;
-}
-}
-var valid19 = _errs204 === errors;
+var valid19 = _errs201 === errors;
 }
 else {
 var valid19 = true;
@@ -10533,12 +10749,12 @@ var valid19 = true;
 }
 }
 else {
-const err187 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err185 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err187];
+vErrors = [err185];
 }
 else {
-vErrors.push(err187);
+vErrors.push(err185);
 }
 errors++;
 }
@@ -10546,12 +10762,40 @@ errors++;
 var _valid0 = _errs179 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
-const _errs206 = errors;
-if(errors === _errs206){
+const _errs203 = errors;
+if(errors === _errs203){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing20;
 if((((data.type === undefined) && (missing20 = "type")) || ((data.channel === undefined) && (missing20 = "channel"))) || ((data.data === undefined) && (missing20 = "data"))){
-const err188 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+const err186 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+else {
+const _errs205 = errors;
+for(const key15 in data){
+if(!(((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data")) || (key15 === "cursor"))){
+const err187 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+break;
+}
+}
+if(_errs205 === errors){
+if(data.type !== undefined){
+const _errs206 = errors;
+if("event" !== data.type){
+const err188 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -10560,11 +10804,16 @@ vErrors.push(err188);
 }
 errors++;
 }
+var valid21 = _errs206 === errors;
+}
 else {
-const _errs208 = errors;
-for(const key15 in data){
-if(!(((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data")) || (key15 === "cursor"))){
-const err189 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+var valid21 = true;
+}
+if(valid21){
+if(data.channel !== undefined){
+const _errs207 = errors;
+if(typeof data.channel !== "string"){
+const err189 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -10572,14 +10821,17 @@ else {
 vErrors.push(err189);
 }
 errors++;
-break;
 }
+var valid21 = _errs207 === errors;
 }
-if(_errs208 === errors){
-if(data.type !== undefined){
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data.event_type !== undefined){
 const _errs209 = errors;
-if("event" !== data.type){
-const err190 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if("overlay:update" !== data.event_type){
+const err190 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -10594,10 +10846,14 @@ else {
 var valid21 = true;
 }
 if(valid21){
-if(data.channel !== undefined){
+if(data.data !== undefined){
+let data96 = data.data;
 const _errs210 = errors;
-if(typeof data.channel !== "string"){
-const err191 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs210){
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+let missing21;
+if((((((((data96.id === undefined) && (missing21 = "id")) || ((data96.account_id === undefined) && (missing21 = "account_id"))) || ((data96.name === undefined) && (missing21 = "name"))) || ((data96.settings === undefined) && (missing21 = "settings"))) || ((data96.version === undefined) && (missing21 = "version"))) || ((data96.created_at === undefined) && (missing21 = "created_at"))) || ((data96.updated_at === undefined) && (missing21 = "updated_at"))){
+const err191 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -10606,16 +10862,11 @@ vErrors.push(err191);
 }
 errors++;
 }
-var valid21 = _errs210 === errors;
-}
 else {
-var valid21 = true;
-}
-if(valid21){
-if(data.event_type !== undefined){
 const _errs212 = errors;
-if(typeof data.event_type !== "string"){
-const err192 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key16 in data96){
+if(!(((((((key16 === "id") || (key16 === "account_id")) || (key16 === "name")) || (key16 === "settings")) || (key16 === "version")) || (key16 === "created_at")) || (key16 === "updated_at"))){
+const err192 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -10623,20 +10874,18 @@ else {
 vErrors.push(err192);
 }
 errors++;
+break;
 }
-var valid21 = _errs212 === errors;
 }
-else {
-var valid21 = true;
-}
-if(valid21){
-if(data.cursor !== undefined){
-let data97 = data.cursor;
-const _errs214 = errors;
-if(errors === _errs214){
+if(_errs212 === errors){
+if(data96.id !== undefined){
+let data97 = data96.id;
+const _errs213 = errors;
+if(errors === _errs213){
+if(errors === _errs213){
 if(typeof data97 === "string"){
-if(func2(data97) > 128){
-const err193 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(formats2.test(data97))){
+const err193 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/12/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -10645,9 +10894,9 @@ vErrors.push(err193);
 }
 errors++;
 }
+}
 else {
-if(func2(data97) < 1){
-const err194 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err194 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/12/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -10658,8 +10907,20 @@ errors++;
 }
 }
 }
+var valid22 = _errs213 === errors;
+}
 else {
-const err195 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid22 = true;
+}
+if(valid22){
+if(data96.account_id !== undefined){
+let data98 = data96.account_id;
+const _errs215 = errors;
+if(errors === _errs215){
+if(errors === _errs215){
+if(typeof data98 === "string"){
+if(!(formats2.test(data98))){
+const err195 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/12/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -10669,7 +10930,233 @@ vErrors.push(err195);
 errors++;
 }
 }
-var valid21 = _errs214 === errors;
+else {
+const err196 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/12/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+}
+}
+var valid22 = _errs215 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data96.name !== undefined){
+const _errs217 = errors;
+if(typeof data96.name !== "string"){
+const err197 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/12/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+var valid22 = _errs217 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data96.settings !== undefined){
+let data100 = data96.settings;
+const _errs219 = errors;
+if(errors === _errs219){
+if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
+}
+else {
+const err198 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/12/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+}
+var valid22 = _errs219 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data96.version !== undefined){
+let data101 = data96.version;
+const _errs222 = errors;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+const err199 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/12/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+if(errors === _errs222){
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 < 1 || isNaN(data101)){
+const err200 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/12/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+}
+}
+var valid22 = _errs222 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data96.created_at !== undefined){
+let data102 = data96.created_at;
+const _errs224 = errors;
+if(errors === _errs224){
+if(errors === _errs224){
+if(typeof data102 === "string"){
+if(!(formats0.validate(data102))){
+const err201 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/12/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+}
+else {
+const err202 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/12/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
+}
+}
+}
+var valid22 = _errs224 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data96.updated_at !== undefined){
+let data103 = data96.updated_at;
+const _errs226 = errors;
+if(errors === _errs226){
+if(errors === _errs226){
+if(typeof data103 === "string"){
+if(!(formats0.validate(data103))){
+const err203 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/12/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+}
+else {
+const err204 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/12/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+}
+}
+var valid22 = _errs226 === errors;
+}
+else {
+var valid22 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err205 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+}
+var valid21 = _errs210 === errors;
+}
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data.cursor !== undefined){
+let data104 = data.cursor;
+const _errs228 = errors;
+if(errors === _errs228){
+if(typeof data104 === "string"){
+if(func2(data104) > 128){
+const err206 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+else {
+if(func2(data104) < 1){
+const err207 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+}
+}
+else {
+const err208 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+}
+var valid21 = _errs228 === errors;
 }
 else {
 var valid21 = true;
@@ -10680,242 +11167,9 @@ var valid21 = true;
 }
 }
 }
-else {
-const err196 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err196];
 }
 else {
-vErrors.push(err196);
-}
-errors++;
-}
-}
-var _valid0 = _errs206 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs216 = errors;
-if(errors === _errs216){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing21;
-if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
-const err197 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
-if(vErrors === null){
-vErrors = [err197];
-}
-else {
-vErrors.push(err197);
-}
-errors++;
-}
-else {
-const _errs218 = errors;
-for(const key16 in data){
-if(!((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data"))){
-const err198 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err198];
-}
-else {
-vErrors.push(err198);
-}
-errors++;
-break;
-}
-}
-if(_errs218 === errors){
-if(data.type !== undefined){
-const _errs219 = errors;
-if("event" !== data.type){
-const err199 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err199];
-}
-else {
-vErrors.push(err199);
-}
-errors++;
-}
-var valid22 = _errs219 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data.channel !== undefined){
-const _errs220 = errors;
-if(typeof data.channel !== "string"){
-const err200 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err200];
-}
-else {
-vErrors.push(err200);
-}
-errors++;
-}
-var valid22 = _errs220 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data.event_type !== undefined){
-const _errs222 = errors;
-if("bootstrap" !== data.event_type){
-const err201 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err201];
-}
-else {
-vErrors.push(err201);
-}
-errors++;
-}
-var valid22 = _errs222 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data.data !== undefined){
-let data101 = data.data;
-const _errs223 = errors;
-if(errors === _errs223){
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-let missing22;
-if((data101.connections === undefined) && (missing22 = "connections")){
-const err202 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
-if(vErrors === null){
-vErrors = [err202];
-}
-else {
-vErrors.push(err202);
-}
-errors++;
-}
-else {
-if(data101.connections !== undefined){
-let data102 = data101.connections;
-const _errs225 = errors;
-if(errors === _errs225){
-if(Array.isArray(data102)){
-var valid24 = true;
-const len0 = data102.length;
-for(let i0=0; i0<len0; i0++){
-let data103 = data102[i0];
-const _errs227 = errors;
-if(errors === _errs227){
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-let missing23;
-if((data103.session_id === undefined) && (missing23 = "session_id")){
-const err203 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/13/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
-if(vErrors === null){
-vErrors = [err203];
-}
-else {
-vErrors.push(err203);
-}
-errors++;
-}
-else {
-if(data103.session_id !== undefined){
-let data104 = data103.session_id;
-const _errs229 = errors;
-if(errors === _errs229){
-if(errors === _errs229){
-if(typeof data104 === "string"){
-if(!(formats2.test(data104))){
-const err204 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err204];
-}
-else {
-vErrors.push(err204);
-}
-errors++;
-}
-}
-else {
-const err205 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err205];
-}
-else {
-vErrors.push(err205);
-}
-errors++;
-}
-}
-}
-var valid25 = _errs229 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data103.user_id !== undefined){
-let data105 = data103.user_id;
-const _errs231 = errors;
-if((typeof data105 !== "string") && (data105 !== null)){
-const err206 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[13].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err206];
-}
-else {
-vErrors.push(err206);
-}
-errors++;
-}
-var valid25 = _errs231 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data103.account_id !== undefined){
-let data106 = data103.account_id;
-const _errs233 = errors;
-if((typeof data106 !== "string") && (data106 !== null)){
-const err207 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[13].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err207];
-}
-else {
-vErrors.push(err207);
-}
-errors++;
-}
-var valid25 = _errs233 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data103.display_name !== undefined){
-let data107 = data103.display_name;
-const _errs235 = errors;
-if((typeof data107 !== "string") && (data107 !== null)){
-const err208 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[13].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err208];
-}
-else {
-vErrors.push(err208);
-}
-errors++;
-}
-var valid25 = _errs235 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data103.avatar_url !== undefined){
-let data108 = data103.avatar_url;
-const _errs237 = errors;
-if((typeof data108 !== "string") && (data108 !== null)){
-const err209 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[13].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+const err209 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -10924,19 +11178,16 @@ vErrors.push(err209);
 }
 errors++;
 }
-var valid25 = _errs237 === errors;
 }
-else {
-var valid25 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err210 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/13/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs203 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs230 = errors;
+if(errors === _errs230){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing22;
+if((((data.type === undefined) && (missing22 = "type")) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.data === undefined) && (missing22 = "data"))){
+const err210 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -10945,15 +11196,11 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-var valid24 = _errs227 === errors;
-if(!valid24){
-break;
-}
-}
-}
 else {
-const err211 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/13/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const _errs232 = errors;
+for(const key17 in data){
+if(!(((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data")) || (key17 === "cursor"))){
+const err211 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -10961,13 +11208,14 @@ else {
 vErrors.push(err211);
 }
 errors++;
+break;
 }
 }
-}
-}
-}
-else {
-const err212 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs232 === errors){
+if(data.type !== undefined){
+const _errs233 = errors;
+if("event" !== data.type){
+const err212 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -10976,20 +11224,16 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-var valid22 = _errs223 === errors;
-}
-else {
-var valid22 = true;
-}
-}
-}
-}
-}
-}
+var valid23 = _errs233 === errors;
 }
 else {
-const err213 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid23 = true;
+}
+if(valid23){
+if(data.channel !== undefined){
+const _errs234 = errors;
+if(typeof data.channel !== "string"){
+const err213 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -10998,16 +11242,16 @@ vErrors.push(err213);
 }
 errors++;
 }
+var valid23 = _errs234 === errors;
 }
-var _valid0 = _errs216 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs239 = errors;
-if(errors === _errs239){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing24;
-if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
-const err214 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data.event_type !== undefined){
+const _errs236 = errors;
+if(typeof data.event_type !== "string"){
+const err214 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -11016,11 +11260,19 @@ vErrors.push(err214);
 }
 errors++;
 }
+var valid23 = _errs236 === errors;
+}
 else {
-const _errs241 = errors;
-for(const key17 in data){
-if(!((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data"))){
-const err215 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+var valid23 = true;
+}
+if(valid23){
+if(data.cursor !== undefined){
+let data108 = data.cursor;
+const _errs238 = errors;
+if(errors === _errs238){
+if(typeof data108 === "string"){
+if(func2(data108) > 128){
+const err215 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -11028,14 +11280,10 @@ else {
 vErrors.push(err215);
 }
 errors++;
-break;
 }
-}
-if(_errs241 === errors){
-if(data.type !== undefined){
-const _errs242 = errors;
-if("event" !== data.type){
-const err216 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+if(func2(data108) < 1){
+const err216 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -11044,16 +11292,10 @@ vErrors.push(err216);
 }
 errors++;
 }
-var valid26 = _errs242 === errors;
+}
 }
 else {
-var valid26 = true;
-}
-if(valid26){
-if(data.channel !== undefined){
-const _errs243 = errors;
-if(typeof data.channel !== "string"){
-const err217 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err217 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -11062,16 +11304,20 @@ vErrors.push(err217);
 }
 errors++;
 }
-var valid26 = _errs243 === errors;
+}
+var valid23 = _errs238 === errors;
 }
 else {
-var valid26 = true;
+var valid23 = true;
 }
-if(valid26){
-if(data.event_type !== undefined){
-const _errs245 = errors;
-if("presence:join" !== data.event_type){
-const err218 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+}
+}
+}
+}
+}
+}
+else {
+const err218 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -11080,20 +11326,16 @@ vErrors.push(err218);
 }
 errors++;
 }
-var valid26 = _errs245 === errors;
 }
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data.data !== undefined){
-let data112 = data.data;
-const _errs246 = errors;
-if(errors === _errs246){
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-let missing25;
-if((data112.session_id === undefined) && (missing25 = "session_id")){
-const err219 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
+var _valid0 = _errs230 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs240 = errors;
+if(errors === _errs240){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing23;
+if(((((data.type === undefined) && (missing23 = "type")) || ((data.channel === undefined) && (missing23 = "channel"))) || ((data.data === undefined) && (missing23 = "data"))) || ((data.event_type === undefined) && (missing23 = "event_type"))){
+const err219 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -11103,14 +11345,10 @@ vErrors.push(err219);
 errors++;
 }
 else {
-if(data112.session_id !== undefined){
-let data113 = data112.session_id;
-const _errs248 = errors;
-if(errors === _errs248){
-if(errors === _errs248){
-if(typeof data113 === "string"){
-if(!(formats2.test(data113))){
-const err220 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const _errs242 = errors;
+for(const key18 in data){
+if(!((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data"))){
+const err220 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -11118,10 +11356,14 @@ else {
 vErrors.push(err220);
 }
 errors++;
+break;
 }
 }
-else {
-const err221 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/14/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs242 === errors){
+if(data.type !== undefined){
+const _errs243 = errors;
+if("event" !== data.type){
+const err221 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -11130,19 +11372,16 @@ vErrors.push(err221);
 }
 errors++;
 }
-}
-}
-var valid27 = _errs248 === errors;
+var valid24 = _errs243 === errors;
 }
 else {
-var valid27 = true;
+var valid24 = true;
 }
-if(valid27){
-if(data112.user_id !== undefined){
-let data114 = data112.user_id;
-const _errs250 = errors;
-if((typeof data114 !== "string") && (data114 !== null)){
-const err222 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/14/properties/data/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.user_id.type},message:"must be string,null"};
+if(valid24){
+if(data.channel !== undefined){
+const _errs244 = errors;
+if(typeof data.channel !== "string"){
+const err222 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -11151,17 +11390,16 @@ vErrors.push(err222);
 }
 errors++;
 }
-var valid27 = _errs250 === errors;
+var valid24 = _errs244 === errors;
 }
 else {
-var valid27 = true;
+var valid24 = true;
 }
-if(valid27){
-if(data112.account_id !== undefined){
-let data115 = data112.account_id;
-const _errs252 = errors;
-if((typeof data115 !== "string") && (data115 !== null)){
-const err223 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.account_id.type},message:"must be string,null"};
+if(valid24){
+if(data.event_type !== undefined){
+const _errs246 = errors;
+if("bootstrap" !== data.event_type){
+const err223 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -11170,17 +11408,20 @@ vErrors.push(err223);
 }
 errors++;
 }
-var valid27 = _errs252 === errors;
+var valid24 = _errs246 === errors;
 }
 else {
-var valid27 = true;
+var valid24 = true;
 }
-if(valid27){
-if(data112.display_name !== undefined){
-let data116 = data112.display_name;
-const _errs254 = errors;
-if((typeof data116 !== "string") && (data116 !== null)){
-const err224 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/14/properties/data/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.display_name.type},message:"must be string,null"};
+if(valid24){
+if(data.data !== undefined){
+let data112 = data.data;
+const _errs247 = errors;
+if(errors === _errs247){
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+let missing24;
+if((data112.connections === undefined) && (missing24 = "connections")){
+const err224 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -11189,17 +11430,22 @@ vErrors.push(err224);
 }
 errors++;
 }
-var valid27 = _errs254 === errors;
-}
 else {
-var valid27 = true;
-}
-if(valid27){
-if(data112.avatar_url !== undefined){
-let data117 = data112.avatar_url;
-const _errs256 = errors;
-if((typeof data117 !== "string") && (data117 !== null)){
-const err225 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(data112.connections !== undefined){
+let data113 = data112.connections;
+const _errs249 = errors;
+if(errors === _errs249){
+if(Array.isArray(data113)){
+var valid26 = true;
+const len0 = data113.length;
+for(let i0=0; i0<len0; i0++){
+let data114 = data113[i0];
+const _errs251 = errors;
+if(errors === _errs251){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+let missing25;
+if((data114.session_id === undefined) && (missing25 = "session_id")){
+const err225 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/14/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -11208,19 +11454,15 @@ vErrors.push(err225);
 }
 errors++;
 }
-var valid27 = _errs256 === errors;
-}
 else {
-var valid27 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err226 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data114.session_id !== undefined){
+let data115 = data114.session_id;
+const _errs253 = errors;
+if(errors === _errs253){
+if(errors === _errs253){
+if(typeof data115 === "string"){
+if(!(formats2.test(data115))){
+const err226 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -11230,19 +11472,8 @@ vErrors.push(err226);
 errors++;
 }
 }
-var valid26 = _errs246 === errors;
-}
 else {
-var valid26 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err227 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err227 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -11252,15 +11483,18 @@ vErrors.push(err227);
 errors++;
 }
 }
-var _valid0 = _errs239 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs258 = errors;
-if(errors === _errs258){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing26;
-if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
-const err228 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
+}
+var valid27 = _errs253 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data114.user_id !== undefined){
+let data116 = data114.user_id;
+const _errs255 = errors;
+if((typeof data116 !== "string") && (data116 !== null)){
+const err228 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema49.anyOf[14].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -11269,11 +11503,17 @@ vErrors.push(err228);
 }
 errors++;
 }
+var valid27 = _errs255 === errors;
+}
 else {
-const _errs260 = errors;
-for(const key18 in data){
-if(!((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data"))){
-const err229 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+var valid27 = true;
+}
+if(valid27){
+if(data114.account_id !== undefined){
+let data117 = data114.account_id;
+const _errs257 = errors;
+if((typeof data117 !== "string") && (data117 !== null)){
+const err229 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema49.anyOf[14].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -11281,14 +11521,18 @@ else {
 vErrors.push(err229);
 }
 errors++;
-break;
 }
+var valid27 = _errs257 === errors;
 }
-if(_errs260 === errors){
-if(data.type !== undefined){
-const _errs261 = errors;
-if("event" !== data.type){
-const err230 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data114.display_name !== undefined){
+let data118 = data114.display_name;
+const _errs259 = errors;
+if((typeof data118 !== "string") && (data118 !== null)){
+const err230 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema49.anyOf[14].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -11297,16 +11541,17 @@ vErrors.push(err230);
 }
 errors++;
 }
-var valid28 = _errs261 === errors;
+var valid27 = _errs259 === errors;
 }
 else {
-var valid28 = true;
+var valid27 = true;
 }
-if(valid28){
-if(data.channel !== undefined){
-const _errs262 = errors;
-if(typeof data.channel !== "string"){
-const err231 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid27){
+if(data114.avatar_url !== undefined){
+let data119 = data114.avatar_url;
+const _errs261 = errors;
+if((typeof data119 !== "string") && (data119 !== null)){
+const err231 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema49.anyOf[14].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -11315,16 +11560,19 @@ vErrors.push(err231);
 }
 errors++;
 }
-var valid28 = _errs262 === errors;
+var valid27 = _errs261 === errors;
 }
 else {
-var valid28 = true;
+var valid27 = true;
 }
-if(valid28){
-if(data.event_type !== undefined){
-const _errs264 = errors;
-if("presence:leave" !== data.event_type){
-const err232 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
+}
+}
+}
+}
+}
+}
+else {
+const err232 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/14/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -11333,20 +11581,15 @@ vErrors.push(err232);
 }
 errors++;
 }
-var valid28 = _errs264 === errors;
+}
+var valid26 = _errs251 === errors;
+if(!valid26){
+break;
+}
+}
 }
 else {
-var valid28 = true;
-}
-if(valid28){
-if(data.data !== undefined){
-let data121 = data.data;
-const _errs265 = errors;
-if(errors === _errs265){
-if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
-let missing27;
-if((data121.session_id === undefined) && (missing27 = "session_id")){
-const err233 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
+const err233 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/14/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -11355,15 +11598,12 @@ vErrors.push(err233);
 }
 errors++;
 }
+}
+}
+}
+}
 else {
-if(data121.session_id !== undefined){
-let data122 = data121.session_id;
-const _errs267 = errors;
-if(errors === _errs267){
-if(errors === _errs267){
-if(typeof data122 === "string"){
-if(!(formats2.test(data122))){
-const err234 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err234 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -11373,8 +11613,19 @@ vErrors.push(err234);
 errors++;
 }
 }
+var valid24 = _errs247 === errors;
+}
 else {
-const err235 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid24 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err235 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -11384,18 +11635,15 @@ vErrors.push(err235);
 errors++;
 }
 }
-}
-var valid29 = _errs267 === errors;
-}
-else {
-var valid29 = true;
-}
-if(valid29){
-if(data121.user_id !== undefined){
-let data123 = data121.user_id;
-const _errs269 = errors;
-if((typeof data123 !== "string") && (data123 !== null)){
-const err236 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/15/properties/data/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.user_id.type},message:"must be string,null"};
+var _valid0 = _errs240 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs263 = errors;
+if(errors === _errs263){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing26;
+if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
+const err236 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -11404,17 +11652,11 @@ vErrors.push(err236);
 }
 errors++;
 }
-var valid29 = _errs269 === errors;
-}
 else {
-var valid29 = true;
-}
-if(valid29){
-if(data121.account_id !== undefined){
-let data124 = data121.account_id;
-const _errs271 = errors;
-if((typeof data124 !== "string") && (data124 !== null)){
-const err237 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.account_id.type},message:"must be string,null"};
+const _errs265 = errors;
+for(const key19 in data){
+if(!((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data"))){
+const err237 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -11422,18 +11664,14 @@ else {
 vErrors.push(err237);
 }
 errors++;
+break;
 }
-var valid29 = _errs271 === errors;
 }
-else {
-var valid29 = true;
-}
-if(valid29){
-if(data121.display_name !== undefined){
-let data125 = data121.display_name;
-const _errs273 = errors;
-if((typeof data125 !== "string") && (data125 !== null)){
-const err238 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/15/properties/data/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.display_name.type},message:"must be string,null"};
+if(_errs265 === errors){
+if(data.type !== undefined){
+const _errs266 = errors;
+if("event" !== data.type){
+const err238 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -11442,17 +11680,16 @@ vErrors.push(err238);
 }
 errors++;
 }
-var valid29 = _errs273 === errors;
+var valid28 = _errs266 === errors;
 }
 else {
-var valid29 = true;
+var valid28 = true;
 }
-if(valid29){
-if(data121.avatar_url !== undefined){
-let data126 = data121.avatar_url;
-const _errs275 = errors;
-if((typeof data126 !== "string") && (data126 !== null)){
-const err239 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/15/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(valid28){
+if(data.channel !== undefined){
+const _errs267 = errors;
+if(typeof data.channel !== "string"){
+const err239 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -11461,7 +11698,153 @@ vErrors.push(err239);
 }
 errors++;
 }
-var valid29 = _errs275 === errors;
+var valid28 = _errs267 === errors;
+}
+else {
+var valid28 = true;
+}
+if(valid28){
+if(data.event_type !== undefined){
+const _errs269 = errors;
+if("presence:join" !== data.event_type){
+const err240 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+var valid28 = _errs269 === errors;
+}
+else {
+var valid28 = true;
+}
+if(valid28){
+if(data.data !== undefined){
+let data123 = data.data;
+const _errs270 = errors;
+if(errors === _errs270){
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+let missing27;
+if((data123.session_id === undefined) && (missing27 = "session_id")){
+const err241 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
+else {
+if(data123.session_id !== undefined){
+let data124 = data123.session_id;
+const _errs272 = errors;
+if(errors === _errs272){
+if(errors === _errs272){
+if(typeof data124 === "string"){
+if(!(formats2.test(data124))){
+const err242 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+}
+else {
+const err243 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err243];
+}
+else {
+vErrors.push(err243);
+}
+errors++;
+}
+}
+}
+var valid29 = _errs272 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data123.user_id !== undefined){
+let data125 = data123.user_id;
+const _errs274 = errors;
+if((typeof data125 !== "string") && (data125 !== null)){
+const err244 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/15/properties/data/properties/user_id/type",keyword:"type",params:{type: schema49.anyOf[15].properties.data.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+var valid29 = _errs274 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data123.account_id !== undefined){
+let data126 = data123.account_id;
+const _errs276 = errors;
+if((typeof data126 !== "string") && (data126 !== null)){
+const err245 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/type",keyword:"type",params:{type: schema49.anyOf[15].properties.data.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err245];
+}
+else {
+vErrors.push(err245);
+}
+errors++;
+}
+var valid29 = _errs276 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data123.display_name !== undefined){
+let data127 = data123.display_name;
+const _errs278 = errors;
+if((typeof data127 !== "string") && (data127 !== null)){
+const err246 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/15/properties/data/properties/display_name/type",keyword:"type",params:{type: schema49.anyOf[15].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+var valid29 = _errs278 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data123.avatar_url !== undefined){
+let data128 = data123.avatar_url;
+const _errs280 = errors;
+if((typeof data128 !== "string") && (data128 !== null)){
+const err247 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/15/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema49.anyOf[15].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+var valid29 = _errs280 === errors;
 }
 else {
 var valid29 = true;
@@ -11473,17 +11856,17 @@ var valid29 = true;
 }
 }
 else {
-const err240 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err248 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err240];
+vErrors = [err248];
 }
 else {
-vErrors.push(err240);
+vErrors.push(err248);
 }
 errors++;
 }
 }
-var valid28 = _errs265 === errors;
+var valid28 = _errs270 === errors;
 }
 else {
 var valid28 = true;
@@ -11495,147 +11878,7 @@ var valid28 = true;
 }
 }
 else {
-const err241 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err241];
-}
-else {
-vErrors.push(err241);
-}
-errors++;
-}
-}
-var _valid0 = _errs258 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs277 = errors;
-if(errors === _errs277){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing28;
-if(((((data.type === undefined) && (missing28 = "type")) || ((data.channel === undefined) && (missing28 = "channel"))) || ((data.data === undefined) && (missing28 = "data"))) || ((data.event_type === undefined) && (missing28 = "event_type"))){
-const err242 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
-if(vErrors === null){
-vErrors = [err242];
-}
-else {
-vErrors.push(err242);
-}
-errors++;
-}
-else {
-const _errs279 = errors;
-for(const key19 in data){
-if(!((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data"))){
-const err243 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err243];
-}
-else {
-vErrors.push(err243);
-}
-errors++;
-break;
-}
-}
-if(_errs279 === errors){
-if(data.type !== undefined){
-const _errs280 = errors;
-if("event" !== data.type){
-const err244 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err244];
-}
-else {
-vErrors.push(err244);
-}
-errors++;
-}
-var valid30 = _errs280 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data.channel !== undefined){
-const _errs281 = errors;
-if(typeof data.channel !== "string"){
-const err245 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err245];
-}
-else {
-vErrors.push(err245);
-}
-errors++;
-}
-var valid30 = _errs281 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data.event_type !== undefined){
-const _errs283 = errors;
-if("bootstrap" !== data.event_type){
-const err246 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err246];
-}
-else {
-vErrors.push(err246);
-}
-errors++;
-}
-var valid30 = _errs283 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data.data !== undefined){
-let data130 = data.data;
-const _errs284 = errors;
-if(!(data130 && typeof data130 == "object" && !Array.isArray(data130))){
-const err247 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err247];
-}
-else {
-vErrors.push(err247);
-}
-errors++;
-}
-var valid30 = _errs284 === errors;
-}
-else {
-var valid30 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err248 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err248];
-}
-else {
-vErrors.push(err248);
-}
-errors++;
-}
-}
-var _valid0 = _errs277 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs286 = errors;
-if(errors === _errs286){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing29;
-if(((((data.type === undefined) && (missing29 = "type")) || ((data.channel === undefined) && (missing29 = "channel"))) || ((data.data === undefined) && (missing29 = "data"))) || ((data.event_type === undefined) && (missing29 = "event_type"))){
-const err249 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+const err249 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -11644,11 +11887,16 @@ vErrors.push(err249);
 }
 errors++;
 }
-else {
-const _errs288 = errors;
-for(const key20 in data){
-if(!(((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data")) || (key20 === "cursor"))){
-const err250 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs263 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs282 = errors;
+if(errors === _errs282){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing28;
+if(((((data.type === undefined) && (missing28 = "type")) || ((data.channel === undefined) && (missing28 = "channel"))) || ((data.data === undefined) && (missing28 = "data"))) || ((data.event_type === undefined) && (missing28 = "event_type"))){
+const err250 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -11656,14 +11904,12 @@ else {
 vErrors.push(err250);
 }
 errors++;
-break;
 }
-}
-if(_errs288 === errors){
-if(data.type !== undefined){
-const _errs289 = errors;
-if("event" !== data.type){
-const err251 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const _errs284 = errors;
+for(const key20 in data){
+if(!((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data"))){
+const err251 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -11671,17 +11917,14 @@ else {
 vErrors.push(err251);
 }
 errors++;
+break;
 }
-var valid31 = _errs289 === errors;
 }
-else {
-var valid31 = true;
-}
-if(valid31){
-if(data.channel !== undefined){
-const _errs290 = errors;
-if(typeof data.channel !== "string"){
-const err252 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs284 === errors){
+if(data.type !== undefined){
+const _errs285 = errors;
+if("event" !== data.type){
+const err252 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -11690,16 +11933,16 @@ vErrors.push(err252);
 }
 errors++;
 }
-var valid31 = _errs290 === errors;
+var valid30 = _errs285 === errors;
 }
 else {
-var valid31 = true;
+var valid30 = true;
 }
-if(valid31){
-if(data.event_type !== undefined){
-const _errs292 = errors;
-if("public-stats:update" !== data.event_type){
-const err253 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
+if(valid30){
+if(data.channel !== undefined){
+const _errs286 = errors;
+if(typeof data.channel !== "string"){
+const err253 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -11708,17 +11951,16 @@ vErrors.push(err253);
 }
 errors++;
 }
-var valid31 = _errs292 === errors;
+var valid30 = _errs286 === errors;
 }
 else {
-var valid31 = true;
+var valid30 = true;
 }
-if(valid31){
-if(data.data !== undefined){
-let data134 = data.data;
-const _errs293 = errors;
-if(!(data134 && typeof data134 == "object" && !Array.isArray(data134))){
-const err254 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid30){
+if(data.event_type !== undefined){
+const _errs288 = errors;
+if("presence:leave" !== data.event_type){
+const err254 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -11727,19 +11969,20 @@ vErrors.push(err254);
 }
 errors++;
 }
-var valid31 = _errs293 === errors;
+var valid30 = _errs288 === errors;
 }
 else {
-var valid31 = true;
+var valid30 = true;
 }
-if(valid31){
-if(data.cursor !== undefined){
-let data135 = data.cursor;
-const _errs295 = errors;
-if(errors === _errs295){
-if(typeof data135 === "string"){
-if(func2(data135) > 128){
-const err255 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid30){
+if(data.data !== undefined){
+let data132 = data.data;
+const _errs289 = errors;
+if(errors === _errs289){
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+let missing29;
+if((data132.session_id === undefined) && (missing29 = "session_id")){
+const err255 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -11749,8 +11992,14 @@ vErrors.push(err255);
 errors++;
 }
 else {
-if(func2(data135) < 1){
-const err256 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data132.session_id !== undefined){
+let data133 = data132.session_id;
+const _errs291 = errors;
+if(errors === _errs291){
+if(errors === _errs291){
+if(typeof data133 === "string"){
+if(!(formats2.test(data133))){
+const err256 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/16/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -11760,9 +12009,8 @@ vErrors.push(err256);
 errors++;
 }
 }
-}
 else {
-const err257 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err257 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/16/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -11772,7 +12020,84 @@ vErrors.push(err257);
 errors++;
 }
 }
+}
+var valid31 = _errs291 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data132.user_id !== undefined){
+let data134 = data132.user_id;
+const _errs293 = errors;
+if((typeof data134 !== "string") && (data134 !== null)){
+const err258 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/16/properties/data/properties/user_id/type",keyword:"type",params:{type: schema49.anyOf[16].properties.data.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+var valid31 = _errs293 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data132.account_id !== undefined){
+let data135 = data132.account_id;
+const _errs295 = errors;
+if((typeof data135 !== "string") && (data135 !== null)){
+const err259 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/16/properties/data/properties/account_id/type",keyword:"type",params:{type: schema49.anyOf[16].properties.data.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
+}
+errors++;
+}
 var valid31 = _errs295 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data132.display_name !== undefined){
+let data136 = data132.display_name;
+const _errs297 = errors;
+if((typeof data136 !== "string") && (data136 !== null)){
+const err260 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/16/properties/data/properties/display_name/type",keyword:"type",params:{type: schema49.anyOf[16].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err260];
+}
+else {
+vErrors.push(err260);
+}
+errors++;
+}
+var valid31 = _errs297 === errors;
+}
+else {
+var valid31 = true;
+}
+if(valid31){
+if(data132.avatar_url !== undefined){
+let data137 = data132.avatar_url;
+const _errs299 = errors;
+if((typeof data137 !== "string") && (data137 !== null)){
+const err261 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/16/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema49.anyOf[16].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+var valid31 = _errs299 === errors;
 }
 else {
 var valid31 = true;
@@ -11783,73 +12108,8 @@ var valid31 = true;
 }
 }
 }
-}
 else {
-const err258 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err258];
-}
-else {
-vErrors.push(err258);
-}
-errors++;
-}
-}
-var _valid0 = _errs286 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs297 = errors;
-if(errors === _errs297){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing30;
-if(((((data.type === undefined) && (missing30 = "type")) || ((data.channel === undefined) && (missing30 = "channel"))) || ((data.data === undefined) && (missing30 = "data"))) || ((data.event_type === undefined) && (missing30 = "event_type"))){
-const err259 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
-if(vErrors === null){
-vErrors = [err259];
-}
-else {
-vErrors.push(err259);
-}
-errors++;
-}
-else {
-const _errs299 = errors;
-for(const key21 in data){
-if(!(((((key21 === "type") || (key21 === "channel")) || (key21 === "event_type")) || (key21 === "data")) || (key21 === "cursor"))){
-const err260 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err260];
-}
-else {
-vErrors.push(err260);
-}
-errors++;
-break;
-}
-}
-if(_errs299 === errors){
-if(data.type !== undefined){
-const _errs300 = errors;
-if("event" !== data.type){
-const err261 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err261];
-}
-else {
-vErrors.push(err261);
-}
-errors++;
-}
-var valid32 = _errs300 === errors;
-}
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data.channel !== undefined){
-const _errs301 = errors;
-if(typeof data.channel !== "string"){
-const err262 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err262 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -11858,16 +12118,20 @@ vErrors.push(err262);
 }
 errors++;
 }
-var valid32 = _errs301 === errors;
+}
+var valid30 = _errs289 === errors;
 }
 else {
-var valid32 = true;
+var valid30 = true;
 }
-if(valid32){
-if(data.event_type !== undefined){
-const _errs303 = errors;
-if("sound:play" !== data.event_type){
-const err263 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
+}
+}
+}
+}
+}
+}
+else {
+const err263 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -11876,20 +12140,16 @@ vErrors.push(err263);
 }
 errors++;
 }
-var valid32 = _errs303 === errors;
 }
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data.data !== undefined){
-let data139 = data.data;
-const _errs304 = errors;
-if(errors === _errs304){
-if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
-let missing31;
-if(((((data139.sound_id === undefined) && (missing31 = "sound_id")) || ((data139.name === undefined) && (missing31 = "name"))) || ((data139.volume === undefined) && (missing31 = "volume"))) || ((data139.stream_url === undefined) && (missing31 = "stream_url"))){
-const err264 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
+var _valid0 = _errs282 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs301 = errors;
+if(errors === _errs301){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing30;
+if(((((data.type === undefined) && (missing30 = "type")) || ((data.channel === undefined) && (missing30 = "channel"))) || ((data.data === undefined) && (missing30 = "data"))) || ((data.event_type === undefined) && (missing30 = "event_type"))){
+const err264 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -11899,14 +12159,10 @@ vErrors.push(err264);
 errors++;
 }
 else {
-if(data139.sound_id !== undefined){
-let data140 = data139.sound_id;
-const _errs306 = errors;
-if(errors === _errs306){
-if(errors === _errs306){
-if(typeof data140 === "string"){
-if(!(formats2.test(data140))){
-const err265 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const _errs303 = errors;
+for(const key21 in data){
+if(!((((key21 === "type") || (key21 === "channel")) || (key21 === "event_type")) || (key21 === "data"))){
+const err265 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -11914,10 +12170,14 @@ else {
 vErrors.push(err265);
 }
 errors++;
+break;
 }
 }
-else {
-const err266 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/18/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs303 === errors){
+if(data.type !== undefined){
+const _errs304 = errors;
+if("event" !== data.type){
+const err266 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -11926,18 +12186,16 @@ vErrors.push(err266);
 }
 errors++;
 }
-}
-}
-var valid33 = _errs306 === errors;
+var valid32 = _errs304 === errors;
 }
 else {
-var valid33 = true;
+var valid32 = true;
 }
-if(valid33){
-if(data139.name !== undefined){
-const _errs308 = errors;
-if(typeof data139.name !== "string"){
-const err267 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/18/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid32){
+if(data.channel !== undefined){
+const _errs305 = errors;
+if(typeof data.channel !== "string"){
+const err267 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -11946,16 +12204,16 @@ vErrors.push(err267);
 }
 errors++;
 }
-var valid33 = _errs308 === errors;
+var valid32 = _errs305 === errors;
 }
 else {
-var valid33 = true;
+var valid32 = true;
 }
-if(valid33){
-if(data139.content_type !== undefined){
-const _errs310 = errors;
-if(typeof data139.content_type !== "string"){
-const err268 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/18/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid32){
+if(data.event_type !== undefined){
+const _errs307 = errors;
+if("bootstrap" !== data.event_type){
+const err268 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -11964,17 +12222,17 @@ vErrors.push(err268);
 }
 errors++;
 }
-var valid33 = _errs310 === errors;
+var valid32 = _errs307 === errors;
 }
 else {
-var valid33 = true;
+var valid32 = true;
 }
-if(valid33){
-if(data139.duration_ms !== undefined){
-let data143 = data139.duration_ms;
-const _errs312 = errors;
-if((!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))) && (data143 !== null)){
-const err269 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/18/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema48.anyOf[18].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+if(valid32){
+if(data.data !== undefined){
+let data141 = data.data;
+const _errs308 = errors;
+if(!(data141 && typeof data141 == "object" && !Array.isArray(data141))){
+const err269 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -11983,19 +12241,19 @@ vErrors.push(err269);
 }
 errors++;
 }
-var valid33 = _errs312 === errors;
+var valid32 = _errs308 === errors;
 }
 else {
-var valid33 = true;
+var valid32 = true;
 }
-if(valid33){
-if(data139.volume !== undefined){
-let data144 = data139.volume;
-const _errs314 = errors;
-if(errors === _errs314){
-if((typeof data144 == "number") && (isFinite(data144))){
-if(data144 > 1 || isNaN(data144)){
-const err270 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/18/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+}
+}
+}
+}
+}
+}
+else {
+const err270 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -12004,9 +12262,16 @@ vErrors.push(err270);
 }
 errors++;
 }
-else {
-if(data144 < 0 || isNaN(data144)){
-const err271 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/18/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+var _valid0 = _errs301 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs310 = errors;
+if(errors === _errs310){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing31;
+if(((((data.type === undefined) && (missing31 = "type")) || ((data.channel === undefined) && (missing31 = "channel"))) || ((data.data === undefined) && (missing31 = "data"))) || ((data.event_type === undefined) && (missing31 = "event_type"))){
+const err271 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -12015,10 +12280,11 @@ vErrors.push(err271);
 }
 errors++;
 }
-}
-}
 else {
-const err272 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/18/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const _errs312 = errors;
+for(const key22 in data){
+if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
+const err272 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -12026,22 +12292,14 @@ else {
 vErrors.push(err272);
 }
 errors++;
+break;
 }
 }
-var valid33 = _errs314 === errors;
-}
-else {
-var valid33 = true;
-}
-if(valid33){
-if(data139.target !== undefined){
-let data145 = data139.target;
-const _errs316 = errors;
-const _errs317 = errors;
-let valid34 = false;
-const _errs318 = errors;
-if(data145 !== null){
-const err273 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(_errs312 === errors){
+if(data.type !== undefined){
+const _errs313 = errors;
+if("event" !== data.type){
+const err273 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -12050,15 +12308,16 @@ vErrors.push(err273);
 }
 errors++;
 }
-var _valid1 = _errs318 === errors;
-valid34 = valid34 || _valid1;
-if(!valid34){
-const _errs320 = errors;
-if(errors === _errs320){
-if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
-let missing32;
-if(((data145.type === undefined) && (missing32 = "type")) || ((data145.id === undefined) && (missing32 = "id"))){
-const err274 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
+var valid33 = _errs313 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data.channel !== undefined){
+const _errs314 = errors;
+if(typeof data.channel !== "string"){
+const err274 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -12067,12 +12326,16 @@ vErrors.push(err274);
 }
 errors++;
 }
+var valid33 = _errs314 === errors;
+}
 else {
-if(data145.type !== undefined){
-let data146 = data145.type;
-const _errs322 = errors;
-if(!((data146 === "overlay") || (data146 === "widget"))){
-const err275 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[18].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+var valid33 = true;
+}
+if(valid33){
+if(data.event_type !== undefined){
+const _errs316 = errors;
+if("public-stats:update" !== data.event_type){
+const err275 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -12081,16 +12344,17 @@ vErrors.push(err275);
 }
 errors++;
 }
-var valid35 = _errs322 === errors;
+var valid33 = _errs316 === errors;
 }
 else {
-var valid35 = true;
+var valid33 = true;
 }
-if(valid35){
-if(data145.id !== undefined){
-const _errs323 = errors;
-if(typeof data145.id !== "string"){
-const err276 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid33){
+if(data.data !== undefined){
+let data145 = data.data;
+const _errs317 = errors;
+if(!(data145 && typeof data145 == "object" && !Array.isArray(data145))){
+const err276 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -12099,16 +12363,19 @@ vErrors.push(err276);
 }
 errors++;
 }
-var valid35 = _errs323 === errors;
+var valid33 = _errs317 === errors;
 }
 else {
-var valid35 = true;
+var valid33 = true;
 }
-}
-}
-}
-else {
-const err277 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid33){
+if(data.cursor !== undefined){
+let data146 = data.cursor;
+const _errs319 = errors;
+if(errors === _errs319){
+if(typeof data146 === "string"){
+if(func2(data146) > 128){
+const err277 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -12117,12 +12384,9 @@ vErrors.push(err277);
 }
 errors++;
 }
-}
-var _valid1 = _errs320 === errors;
-valid34 = valid34 || _valid1;
-}
-if(!valid34){
-const err278 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/18/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+if(func2(data146) < 1){
+const err278 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -12131,27 +12395,10 @@ vErrors.push(err278);
 }
 errors++;
 }
-else {
-errors = _errs317;
-if(vErrors !== null){
-if(_errs317){
-vErrors.length = _errs317;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-var valid33 = _errs316 === errors;
-}
-else {
-var valid33 = true;
-}
-if(valid33){
-if(data139.stream_url !== undefined){
-const _errs325 = errors;
-if(typeof data139.stream_url !== "string"){
-const err279 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/18/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err279 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -12160,7 +12407,8 @@ vErrors.push(err279);
 }
 errors++;
 }
-var valid33 = _errs325 === errors;
+}
+var valid33 = _errs319 === errors;
 }
 else {
 var valid33 = true;
@@ -12172,9 +12420,8 @@ var valid33 = true;
 }
 }
 }
-}
 else {
-const err280 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err280 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -12184,19 +12431,15 @@ vErrors.push(err280);
 errors++;
 }
 }
-var valid32 = _errs304 === errors;
-}
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data.cursor !== undefined){
-let data149 = data.cursor;
-const _errs327 = errors;
-if(errors === _errs327){
-if(typeof data149 === "string"){
-if(func2(data149) > 128){
-const err281 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+var _valid0 = _errs310 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs321 = errors;
+if(errors === _errs321){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing32;
+if(((((data.type === undefined) && (missing32 = "type")) || ((data.channel === undefined) && (missing32 = "channel"))) || ((data.data === undefined) && (missing32 = "data"))) || ((data.event_type === undefined) && (missing32 = "event_type"))){
+const err281 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -12206,8 +12449,10 @@ vErrors.push(err281);
 errors++;
 }
 else {
-if(func2(data149) < 1){
-const err282 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const _errs323 = errors;
+for(const key23 in data){
+if(!(((((key23 === "type") || (key23 === "channel")) || (key23 === "event_type")) || (key23 === "data")) || (key23 === "cursor"))){
+const err282 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -12215,11 +12460,14 @@ else {
 vErrors.push(err282);
 }
 errors++;
+break;
 }
 }
-}
-else {
-const err283 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs323 === errors){
+if(data.type !== undefined){
+const _errs324 = errors;
+if("event" !== data.type){
+const err283 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -12228,21 +12476,16 @@ vErrors.push(err283);
 }
 errors++;
 }
-}
-var valid32 = _errs327 === errors;
-}
-else {
-var valid32 = true;
-}
-}
-}
-}
-}
-}
-}
+var valid34 = _errs324 === errors;
 }
 else {
-const err284 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid34 = true;
+}
+if(valid34){
+if(data.channel !== undefined){
+const _errs325 = errors;
+if(typeof data.channel !== "string"){
+const err284 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/19/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -12251,16 +12494,16 @@ vErrors.push(err284);
 }
 errors++;
 }
+var valid34 = _errs325 === errors;
 }
-var _valid0 = _errs297 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs329 = errors;
-if(errors === _errs329){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing33;
-if(((((data.type === undefined) && (missing33 = "type")) || ((data.channel === undefined) && (missing33 = "channel"))) || ((data.data === undefined) && (missing33 = "data"))) || ((data.event_type === undefined) && (missing33 = "event_type"))){
-const err285 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
+else {
+var valid34 = true;
+}
+if(valid34){
+if(data.event_type !== undefined){
+const _errs327 = errors;
+if("sound:play" !== data.event_type){
+const err285 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/19/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -12269,11 +12512,20 @@ vErrors.push(err285);
 }
 errors++;
 }
+var valid34 = _errs327 === errors;
+}
 else {
-const _errs331 = errors;
-for(const key22 in data){
-if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
-const err286 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+var valid34 = true;
+}
+if(valid34){
+if(data.data !== undefined){
+let data150 = data.data;
+const _errs328 = errors;
+if(errors === _errs328){
+if(data150 && typeof data150 == "object" && !Array.isArray(data150)){
+let missing33;
+if(((((data150.sound_id === undefined) && (missing33 = "sound_id")) || ((data150.name === undefined) && (missing33 = "name"))) || ((data150.volume === undefined) && (missing33 = "volume"))) || ((data150.stream_url === undefined) && (missing33 = "stream_url"))){
+const err286 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -12281,14 +12533,16 @@ else {
 vErrors.push(err286);
 }
 errors++;
-break;
 }
-}
-if(_errs331 === errors){
-if(data.type !== undefined){
-const _errs332 = errors;
-if("event" !== data.type){
-const err287 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+if(data150.sound_id !== undefined){
+let data151 = data150.sound_id;
+const _errs330 = errors;
+if(errors === _errs330){
+if(errors === _errs330){
+if(typeof data151 === "string"){
+if(!(formats2.test(data151))){
+const err287 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -12297,16 +12551,9 @@ vErrors.push(err287);
 }
 errors++;
 }
-var valid36 = _errs332 === errors;
 }
 else {
-var valid36 = true;
-}
-if(valid36){
-if(data.channel !== undefined){
-const _errs333 = errors;
-if(typeof data.channel !== "string"){
-const err288 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/19/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err288 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -12315,16 +12562,18 @@ vErrors.push(err288);
 }
 errors++;
 }
-var valid36 = _errs333 === errors;
+}
+}
+var valid35 = _errs330 === errors;
 }
 else {
-var valid36 = true;
+var valid35 = true;
 }
-if(valid36){
-if(data.event_type !== undefined){
-const _errs335 = errors;
-if("sound:stop" !== data.event_type){
-const err289 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/19/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
+if(valid35){
+if(data150.name !== undefined){
+const _errs332 = errors;
+if(typeof data150.name !== "string"){
+const err289 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/19/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -12333,20 +12582,16 @@ vErrors.push(err289);
 }
 errors++;
 }
-var valid36 = _errs335 === errors;
+var valid35 = _errs332 === errors;
 }
 else {
-var valid36 = true;
+var valid35 = true;
 }
-if(valid36){
-if(data.data !== undefined){
-let data153 = data.data;
-const _errs336 = errors;
-if(errors === _errs336){
-if(data153 && typeof data153 == "object" && !Array.isArray(data153)){
-let missing34;
-if((data153.sound_id === undefined) && (missing34 = "sound_id")){
-const err290 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+if(valid35){
+if(data150.content_type !== undefined){
+const _errs334 = errors;
+if(typeof data150.content_type !== "string"){
+const err290 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/19/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -12355,15 +12600,17 @@ vErrors.push(err290);
 }
 errors++;
 }
+var valid35 = _errs334 === errors;
+}
 else {
-if(data153.sound_id !== undefined){
-let data154 = data153.sound_id;
-const _errs338 = errors;
-if(errors === _errs338){
-if(errors === _errs338){
-if(typeof data154 === "string"){
-if(!(formats2.test(data154))){
-const err291 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid35 = true;
+}
+if(valid35){
+if(data150.duration_ms !== undefined){
+let data154 = data150.duration_ms;
+const _errs336 = errors;
+if((!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))) && (data154 !== null)){
+const err291 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/19/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema49.anyOf[19].properties.data.properties.duration_ms.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -12372,9 +12619,19 @@ vErrors.push(err291);
 }
 errors++;
 }
+var valid35 = _errs336 === errors;
 }
 else {
-const err292 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid35 = true;
+}
+if(valid35){
+if(data150.volume !== undefined){
+let data155 = data150.volume;
+const _errs338 = errors;
+if(errors === _errs338){
+if((typeof data155 == "number") && (isFinite(data155))){
+if(data155 > 1 || isNaN(data155)){
+const err292 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -12383,22 +12640,9 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-}
-var valid37 = _errs338 === errors;
-}
 else {
-var valid37 = true;
-}
-if(valid37){
-if(data153.target !== undefined){
-let data155 = data153.target;
-const _errs340 = errors;
-const _errs341 = errors;
-let valid38 = false;
-const _errs342 = errors;
-if(data155 !== null){
-const err293 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data155 < 0 || isNaN(data155)){
+const err293 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -12407,15 +12651,10 @@ vErrors.push(err293);
 }
 errors++;
 }
-var _valid2 = _errs342 === errors;
-valid38 = valid38 || _valid2;
-if(!valid38){
-const _errs344 = errors;
-if(errors === _errs344){
-if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
-let missing35;
-if(((data155.type === undefined) && (missing35 = "type")) || ((data155.id === undefined) && (missing35 = "id"))){
-const err294 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
+}
+}
+else {
+const err294 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -12424,12 +12663,21 @@ vErrors.push(err294);
 }
 errors++;
 }
+}
+var valid35 = _errs338 === errors;
+}
 else {
-if(data155.type !== undefined){
-let data156 = data155.type;
-const _errs346 = errors;
-if(!((data156 === "overlay") || (data156 === "widget"))){
-const err295 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[19].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+var valid35 = true;
+}
+if(valid35){
+if(data150.target !== undefined){
+let data156 = data150.target;
+const _errs340 = errors;
+const _errs341 = errors;
+let valid36 = false;
+const _errs342 = errors;
+if(data156 !== null){
+const err295 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -12438,16 +12686,15 @@ vErrors.push(err295);
 }
 errors++;
 }
-var valid39 = _errs346 === errors;
-}
-else {
-var valid39 = true;
-}
-if(valid39){
-if(data155.id !== undefined){
-const _errs347 = errors;
-if(typeof data155.id !== "string"){
-const err296 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid1 = _errs342 === errors;
+valid36 = valid36 || _valid1;
+if(!valid36){
+const _errs344 = errors;
+if(errors === _errs344){
+if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+let missing34;
+if(((data156.type === undefined) && (missing34 = "type")) || ((data156.id === undefined) && (missing34 = "id"))){
+const err296 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -12456,16 +12703,12 @@ vErrors.push(err296);
 }
 errors++;
 }
-var valid39 = _errs347 === errors;
-}
 else {
-var valid39 = true;
-}
-}
-}
-}
-else {
-const err297 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data156.type !== undefined){
+let data157 = data156.type;
+const _errs346 = errors;
+if(!((data157 === "overlay") || (data157 === "widget"))){
+const err297 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[19].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -12474,17 +12717,53 @@ vErrors.push(err297);
 }
 errors++;
 }
+var valid37 = _errs346 === errors;
 }
-var _valid2 = _errs344 === errors;
-valid38 = valid38 || _valid2;
+else {
+var valid37 = true;
 }
-if(!valid38){
-const err298 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid37){
+if(data156.id !== undefined){
+const _errs347 = errors;
+if(typeof data156.id !== "string"){
+const err298 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err298];
 }
 else {
 vErrors.push(err298);
+}
+errors++;
+}
+var valid37 = _errs347 === errors;
+}
+else {
+var valid37 = true;
+}
+}
+}
+}
+else {
+const err299 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+}
+var _valid1 = _errs344 === errors;
+valid36 = valid36 || _valid1;
+}
+if(!valid36){
+const err300 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
 }
 errors++;
 }
@@ -12499,49 +12778,16 @@ vErrors = null;
 }
 }
 }
-var valid37 = _errs340 === errors;
+var valid35 = _errs340 === errors;
 }
 else {
-var valid37 = true;
+var valid35 = true;
 }
-}
-}
-}
-else {
-const err299 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err299];
-}
-else {
-vErrors.push(err299);
-}
-errors++;
-}
-}
-var valid36 = _errs336 === errors;
-}
-else {
-var valid36 = true;
-}
-if(valid36){
-if(data.cursor !== undefined){
-let data158 = data.cursor;
+if(valid35){
+if(data150.stream_url !== undefined){
 const _errs349 = errors;
-if(errors === _errs349){
-if(typeof data158 === "string"){
-if(func2(data158) > 128){
-const err300 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err300];
-}
-else {
-vErrors.push(err300);
-}
-errors++;
-}
-else {
-if(func2(data158) < 1){
-const err301 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(typeof data150.stream_url !== "string"){
+const err301 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/19/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -12550,10 +12796,21 @@ vErrors.push(err301);
 }
 errors++;
 }
+var valid35 = _errs349 === errors;
+}
+else {
+var valid35 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 else {
-const err302 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err302 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -12563,20 +12820,19 @@ vErrors.push(err302);
 errors++;
 }
 }
-var valid36 = _errs349 === errors;
+var valid34 = _errs328 === errors;
 }
 else {
-var valid36 = true;
+var valid34 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-else {
-const err303 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid34){
+if(data.cursor !== undefined){
+let data160 = data.cursor;
+const _errs351 = errors;
+if(errors === _errs351){
+if(typeof data160 === "string"){
+if(func2(data160) > 128){
+const err303 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -12585,16 +12841,9 @@ vErrors.push(err303);
 }
 errors++;
 }
-}
-var _valid0 = _errs329 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs351 = errors;
-if(errors === _errs351){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing36;
-if(((data.type === undefined) && (missing36 = "type")) || ((data.data === undefined) && (missing36 = "data"))){
-const err304 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
+else {
+if(func2(data160) < 1){
+const err304 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -12603,11 +12852,10 @@ vErrors.push(err304);
 }
 errors++;
 }
+}
+}
 else {
-const _errs353 = errors;
-for(const key23 in data){
-if(!(((key23 === "type") || (key23 === "data")) || (key23 === "cursor"))){
-const err305 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+const err305 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -12615,14 +12863,22 @@ else {
 vErrors.push(err305);
 }
 errors++;
-break;
 }
 }
-if(_errs353 === errors){
-if(data.type !== undefined){
-const _errs354 = errors;
-if("event" !== data.type){
-const err306 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var valid34 = _errs351 === errors;
+}
+else {
+var valid34 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err306 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -12631,20 +12887,16 @@ vErrors.push(err306);
 }
 errors++;
 }
-var valid40 = _errs354 === errors;
 }
-else {
-var valid40 = true;
-}
-if(valid40){
-if(data.data !== undefined){
-let data160 = data.data;
-const _errs355 = errors;
-if(errors === _errs355){
-if(data160 && typeof data160 == "object" && !Array.isArray(data160)){
-let missing37;
-if(((((((data160.id === undefined) && (missing37 = "id")) || ((data160.account_id === undefined) && (missing37 = "account_id"))) || ((data160.type === undefined) && (missing37 = "type"))) || ((data160.platform === undefined) && (missing37 = "platform"))) || ((data160.raw === undefined) && (missing37 = "raw"))) || ((data160.created_at === undefined) && (missing37 = "created_at"))){
-const err307 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
+var _valid0 = _errs321 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs353 = errors;
+if(errors === _errs353){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing35;
+if(((((data.type === undefined) && (missing35 = "type")) || ((data.channel === undefined) && (missing35 = "channel"))) || ((data.data === undefined) && (missing35 = "data"))) || ((data.event_type === undefined) && (missing35 = "event_type"))){
+const err307 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -12654,14 +12906,10 @@ vErrors.push(err307);
 errors++;
 }
 else {
-if(data160.id !== undefined){
-let data161 = data160.id;
-const _errs357 = errors;
-if(errors === _errs357){
-if(errors === _errs357){
-if(typeof data161 === "string"){
-if(!(formats2.test(data161))){
-const err308 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const _errs355 = errors;
+for(const key24 in data){
+if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
+const err308 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -12669,10 +12917,14 @@ else {
 vErrors.push(err308);
 }
 errors++;
+break;
 }
 }
-else {
-const err309 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/20/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs355 === errors){
+if(data.type !== undefined){
+const _errs356 = errors;
+if("event" !== data.type){
+const err309 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -12681,22 +12933,16 @@ vErrors.push(err309);
 }
 errors++;
 }
-}
-}
-var valid41 = _errs357 === errors;
+var valid38 = _errs356 === errors;
 }
 else {
-var valid41 = true;
+var valid38 = true;
 }
-if(valid41){
-if(data160.account_id !== undefined){
-let data162 = data160.account_id;
-const _errs359 = errors;
-if(errors === _errs359){
-if(errors === _errs359){
-if(typeof data162 === "string"){
-if(!(formats2.test(data162))){
-const err310 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(valid38){
+if(data.channel !== undefined){
+const _errs357 = errors;
+if(typeof data.channel !== "string"){
+const err310 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/20/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -12705,9 +12951,16 @@ vErrors.push(err310);
 }
 errors++;
 }
+var valid38 = _errs357 === errors;
 }
 else {
-const err311 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/20/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid38 = true;
+}
+if(valid38){
+if(data.event_type !== undefined){
+const _errs359 = errors;
+if("sound:stop" !== data.event_type){
+const err311 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/20/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -12716,21 +12969,20 @@ vErrors.push(err311);
 }
 errors++;
 }
-}
-}
-var valid41 = _errs359 === errors;
+var valid38 = _errs359 === errors;
 }
 else {
-var valid41 = true;
+var valid38 = true;
 }
-if(valid41){
-if(data160.type !== undefined){
-let data163 = data160.type;
-const _errs361 = errors;
-if(errors === _errs361){
-if(typeof data163 === "string"){
-if(func2(data163) > 100){
-const err312 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(valid38){
+if(data.data !== undefined){
+let data164 = data.data;
+const _errs360 = errors;
+if(errors === _errs360){
+if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
+let missing36;
+if((data164.sound_id === undefined) && (missing36 = "sound_id")){
+const err312 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -12739,9 +12991,15 @@ vErrors.push(err312);
 }
 errors++;
 }
-}
 else {
-const err313 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/20/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data164.sound_id !== undefined){
+let data165 = data164.sound_id;
+const _errs362 = errors;
+if(errors === _errs362){
+if(errors === _errs362){
+if(typeof data165 === "string"){
+if(!(formats2.test(data165))){
+const err313 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/20/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -12751,16 +13009,8 @@ vErrors.push(err313);
 errors++;
 }
 }
-var valid41 = _errs361 === errors;
-}
 else {
-var valid41 = true;
-}
-if(valid41){
-if(data160.platform !== undefined){
-const _errs363 = errors;
-if(typeof data160.platform !== "string"){
-const err314 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/20/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err314 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/20/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -12769,17 +13019,22 @@ vErrors.push(err314);
 }
 errors++;
 }
-var valid41 = _errs363 === errors;
+}
+}
+var valid39 = _errs362 === errors;
 }
 else {
-var valid41 = true;
+var valid39 = true;
 }
-if(valid41){
-if(data160.external_id !== undefined){
-let data165 = data160.external_id;
+if(valid39){
+if(data164.target !== undefined){
+let data166 = data164.target;
+const _errs364 = errors;
 const _errs365 = errors;
-if((typeof data165 !== "string") && (data165 !== null)){
-const err315 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/20/properties/data/properties/external_id/type",keyword:"type",params:{type: schema48.anyOf[20].properties.data.properties.external_id.type},message:"must be string,null"};
+let valid40 = false;
+const _errs366 = errors;
+if(data166 !== null){
+const err315 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -12788,17 +13043,15 @@ vErrors.push(err315);
 }
 errors++;
 }
-var valid41 = _errs365 === errors;
-}
-else {
-var valid41 = true;
-}
-if(valid41){
-if(data160.raw !== undefined){
-let data166 = data160.raw;
-const _errs367 = errors;
-if(!(data166 && typeof data166 == "object" && !Array.isArray(data166))){
-const err316 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/20/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid2 = _errs366 === errors;
+valid40 = valid40 || _valid2;
+if(!valid40){
+const _errs368 = errors;
+if(errors === _errs368){
+if(data166 && typeof data166 == "object" && !Array.isArray(data166)){
+let missing37;
+if(((data166.type === undefined) && (missing37 = "type")) || ((data166.id === undefined) && (missing37 = "id"))){
+const err316 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -12807,20 +13060,12 @@ vErrors.push(err316);
 }
 errors++;
 }
-var valid41 = _errs367 === errors;
-}
 else {
-var valid41 = true;
-}
-if(valid41){
-if(data160.created_at !== undefined){
-let data167 = data160.created_at;
-const _errs369 = errors;
-if(errors === _errs369){
-if(errors === _errs369){
-if(typeof data167 === "string"){
-if(!(formats0.validate(data167))){
-const err317 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data166.type !== undefined){
+let data167 = data166.type;
+const _errs370 = errors;
+if(!((data167 === "overlay") || (data167 === "widget"))){
+const err317 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[20].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -12829,9 +13074,16 @@ vErrors.push(err317);
 }
 errors++;
 }
+var valid41 = _errs370 === errors;
 }
 else {
-const err318 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/20/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid41 = true;
+}
+if(valid41){
+if(data166.id !== undefined){
+const _errs371 = errors;
+if(typeof data166.id !== "string"){
+const err318 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -12840,9 +13092,7 @@ vErrors.push(err318);
 }
 errors++;
 }
-}
-}
-var valid41 = _errs369 === errors;
+var valid41 = _errs371 === errors;
 }
 else {
 var valid41 = true;
@@ -12850,13 +13100,8 @@ var valid41 = true;
 }
 }
 }
-}
-}
-}
-}
-}
 else {
-const err319 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err319 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -12866,19 +13111,11 @@ vErrors.push(err319);
 errors++;
 }
 }
-var valid40 = _errs355 === errors;
+var _valid2 = _errs368 === errors;
+valid40 = valid40 || _valid2;
 }
-else {
-var valid40 = true;
-}
-if(valid40){
-if(data.cursor !== undefined){
-let data168 = data.cursor;
-const _errs371 = errors;
-if(errors === _errs371){
-if(typeof data168 === "string"){
-if(func2(data168) > 128){
-const err320 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!valid40){
+const err320 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -12888,8 +13125,26 @@ vErrors.push(err320);
 errors++;
 }
 else {
-if(func2(data168) < 1){
-const err321 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+errors = _errs365;
+if(vErrors !== null){
+if(_errs365){
+vErrors.length = _errs365;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid39 = _errs364 === errors;
+}
+else {
+var valid39 = true;
+}
+}
+}
+}
+else {
+const err321 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -12899,9 +13154,19 @@ vErrors.push(err321);
 errors++;
 }
 }
+var valid38 = _errs360 === errors;
 }
 else {
-const err322 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid38 = true;
+}
+if(valid38){
+if(data.cursor !== undefined){
+let data169 = data.cursor;
+const _errs373 = errors;
+if(errors === _errs373){
+if(typeof data169 === "string"){
+if(func2(data169) > 128){
+const err322 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -12910,19 +13175,9 @@ vErrors.push(err322);
 }
 errors++;
 }
-}
-var valid40 = _errs371 === errors;
-}
 else {
-var valid40 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err323 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data169) < 1){
+const err323 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -12932,15 +13187,9 @@ vErrors.push(err323);
 errors++;
 }
 }
-var _valid0 = _errs351 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs373 = errors;
-if(errors === _errs373){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing38;
-if((((data.type === undefined) && (missing38 = "type")) || ((data.channel === undefined) && (missing38 = "channel"))) || ((data.data === undefined) && (missing38 = "data"))){
-const err324 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"};
+}
+else {
+const err324 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -12949,11 +13198,21 @@ vErrors.push(err324);
 }
 errors++;
 }
+}
+var valid38 = _errs373 === errors;
+}
 else {
-const _errs375 = errors;
-for(const key24 in data){
-if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
-const err325 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+var valid38 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err325 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -12961,14 +13220,17 @@ else {
 vErrors.push(err325);
 }
 errors++;
-break;
 }
 }
-if(_errs375 === errors){
-if(data.type !== undefined){
-const _errs376 = errors;
-if("event" !== data.type){
-const err326 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var _valid0 = _errs353 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs375 = errors;
+if(errors === _errs375){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing38;
+if(((data.type === undefined) && (missing38 = "type")) || ((data.data === undefined) && (missing38 = "data"))){
+const err326 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -12977,16 +13239,11 @@ vErrors.push(err326);
 }
 errors++;
 }
-var valid42 = _errs376 === errors;
-}
 else {
-var valid42 = true;
-}
-if(valid42){
-if(data.channel !== undefined){
 const _errs377 = errors;
-if(typeof data.channel !== "string"){
-const err327 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/21/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key25 in data){
+if(!(((key25 === "type") || (key25 === "data")) || (key25 === "cursor"))){
+const err327 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -12994,17 +13251,14 @@ else {
 vErrors.push(err327);
 }
 errors++;
+break;
 }
-var valid42 = _errs377 === errors;
 }
-else {
-var valid42 = true;
-}
-if(valid42){
-if(data.event_type !== undefined){
-const _errs379 = errors;
-if("widget:update" !== data.event_type){
-const err328 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/21/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+if(_errs377 === errors){
+if(data.type !== undefined){
+const _errs378 = errors;
+if("event" !== data.type){
+const err328 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -13013,19 +13267,19 @@ vErrors.push(err328);
 }
 errors++;
 }
-var valid42 = _errs379 === errors;
+var valid42 = _errs378 === errors;
 }
 else {
 var valid42 = true;
 }
 if(valid42){
 if(data.data !== undefined){
-let data172 = data.data;
-const _errs380 = errors;
-if(errors === _errs380){
-if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
+let data171 = data.data;
+const _errs379 = errors;
+if(errors === _errs379){
+if(data171 && typeof data171 == "object" && !Array.isArray(data171)){
 let missing39;
-if(((((((((data172.id === undefined) && (missing39 = "id")) || ((data172.account_id === undefined) && (missing39 = "account_id"))) || ((data172.name === undefined) && (missing39 = "name"))) || ((data172.type === undefined) && (missing39 = "type"))) || ((data172.settings === undefined) && (missing39 = "settings"))) || ((data172.version === undefined) && (missing39 = "version"))) || ((data172.created_at === undefined) && (missing39 = "created_at"))) || ((data172.updated_at === undefined) && (missing39 = "updated_at"))){
+if(((((((data171.id === undefined) && (missing39 = "id")) || ((data171.account_id === undefined) && (missing39 = "account_id"))) || ((data171.type === undefined) && (missing39 = "type"))) || ((data171.platform === undefined) && (missing39 = "platform"))) || ((data171.raw === undefined) && (missing39 = "raw"))) || ((data171.created_at === undefined) && (missing39 = "created_at"))){
 const err329 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/required",keyword:"required",params:{missingProperty: missing39},message:"must have required property '"+missing39+"'"};
 if(vErrors === null){
 vErrors = [err329];
@@ -13036,10 +13290,14 @@ vErrors.push(err329);
 errors++;
 }
 else {
-const _errs382 = errors;
-for(const key25 in data172){
-if(!((((((((key25 === "id") || (key25 === "account_id")) || (key25 === "name")) || (key25 === "type")) || (key25 === "settings")) || (key25 === "version")) || (key25 === "created_at")) || (key25 === "updated_at"))){
-const err330 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(data171.id !== undefined){
+let data172 = data171.id;
+const _errs381 = errors;
+if(errors === _errs381){
+if(errors === _errs381){
+if(typeof data172 === "string"){
+if(!(formats2.test(data172))){
+const err330 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -13047,18 +13305,10 @@ else {
 vErrors.push(err330);
 }
 errors++;
-break;
 }
 }
-if(_errs382 === errors){
-if(data172.id !== undefined){
-let data173 = data172.id;
-const _errs383 = errors;
-if(errors === _errs383){
-if(errors === _errs383){
-if(typeof data173 === "string"){
-if(!(formats2.test(data173))){
-const err331 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+else {
+const err331 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -13068,13 +13318,37 @@ vErrors.push(err331);
 errors++;
 }
 }
+}
+var valid43 = _errs381 === errors;
+}
 else {
-const err332 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid43 = true;
+}
+if(valid43){
+if(data171.account_id !== undefined){
+let data173 = data171.account_id;
+const _errs383 = errors;
+if(errors === _errs383){
+if(errors === _errs383){
+if(typeof data173 === "string"){
+if(!(formats2.test(data173))){
+const err332 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err332];
 }
 else {
 vErrors.push(err332);
+}
+errors++;
+}
+}
+else {
+const err333 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
 }
 errors++;
 }
@@ -13086,25 +13360,13 @@ else {
 var valid43 = true;
 }
 if(valid43){
-if(data172.account_id !== undefined){
-let data174 = data172.account_id;
+if(data171.type !== undefined){
+let data174 = data171.type;
 const _errs385 = errors;
 if(errors === _errs385){
-if(errors === _errs385){
 if(typeof data174 === "string"){
-if(!(formats2.test(data174))){
-const err333 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err333];
-}
-else {
-vErrors.push(err333);
-}
-errors++;
-}
-}
-else {
-const err334 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data174) > 100){
+const err334 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/21/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -13114,6 +13376,16 @@ vErrors.push(err334);
 errors++;
 }
 }
+else {
+const err335 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/21/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
 }
 var valid43 = _errs385 === errors;
 }
@@ -13121,15 +13393,15 @@ else {
 var valid43 = true;
 }
 if(valid43){
-if(data172.name !== undefined){
+if(data171.platform !== undefined){
 const _errs387 = errors;
-if(typeof data172.name !== "string"){
-const err335 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/21/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data171.platform !== "string"){
+const err336 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/21/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err335];
+vErrors = [err336];
 }
 else {
-vErrors.push(err335);
+vErrors.push(err336);
 }
 errors++;
 }
@@ -13139,15 +13411,16 @@ else {
 var valid43 = true;
 }
 if(valid43){
-if(data172.type !== undefined){
+if(data171.external_id !== undefined){
+let data176 = data171.external_id;
 const _errs389 = errors;
-if(typeof data172.type !== "string"){
-const err336 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/21/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data176 !== "string") && (data176 !== null)){
+const err337 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/21/properties/data/properties/external_id/type",keyword:"type",params:{type: schema49.anyOf[21].properties.data.properties.external_id.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err336];
+vErrors = [err337];
 }
 else {
-vErrors.push(err336);
+vErrors.push(err337);
 }
 errors++;
 }
@@ -13157,34 +13430,11 @@ else {
 var valid43 = true;
 }
 if(valid43){
-if(data172.settings !== undefined){
-let data177 = data172.settings;
+if(data171.raw !== undefined){
+let data177 = data171.raw;
 const _errs391 = errors;
-if(errors === _errs391){
-if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
-}
-else {
-const err337 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/21/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err337];
-}
-else {
-vErrors.push(err337);
-}
-errors++;
-}
-}
-var valid43 = _errs391 === errors;
-}
-else {
-var valid43 = true;
-}
-if(valid43){
-if(data172.version !== undefined){
-let data178 = data172.version;
-const _errs394 = errors;
-if(!(((typeof data178 == "number") && (!(data178 % 1) && !isNaN(data178))) && (isFinite(data178)))){
-const err338 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/21/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!(data177 && typeof data177 == "object" && !Array.isArray(data177))){
+const err338 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/21/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -13193,10 +13443,20 @@ vErrors.push(err338);
 }
 errors++;
 }
-if(errors === _errs394){
-if((typeof data178 == "number") && (isFinite(data178))){
-if(data178 < 1 || isNaN(data178)){
-const err339 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/21/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var valid43 = _errs391 === errors;
+}
+else {
+var valid43 = true;
+}
+if(valid43){
+if(data171.created_at !== undefined){
+let data178 = data171.created_at;
+const _errs393 = errors;
+if(errors === _errs393){
+if(errors === _errs393){
+if(typeof data178 === "string"){
+if(!(formats0.validate(data178))){
+const err339 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -13206,21 +13466,8 @@ vErrors.push(err339);
 errors++;
 }
 }
-}
-var valid43 = _errs394 === errors;
-}
 else {
-var valid43 = true;
-}
-if(valid43){
-if(data172.created_at !== undefined){
-let data179 = data172.created_at;
-const _errs396 = errors;
-if(errors === _errs396){
-if(errors === _errs396){
-if(typeof data179 === "string"){
-if(!(formats0.validate(data179))){
-const err340 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err340 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -13230,8 +13477,22 @@ vErrors.push(err340);
 errors++;
 }
 }
+}
+var valid43 = _errs393 === errors;
+}
 else {
-const err341 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid43 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err341 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -13241,21 +13502,19 @@ vErrors.push(err341);
 errors++;
 }
 }
-}
-var valid43 = _errs396 === errors;
+var valid42 = _errs379 === errors;
 }
 else {
-var valid43 = true;
+var valid42 = true;
 }
-if(valid43){
-if(data172.updated_at !== undefined){
-let data180 = data172.updated_at;
-const _errs398 = errors;
-if(errors === _errs398){
-if(errors === _errs398){
-if(typeof data180 === "string"){
-if(!(formats0.validate(data180))){
-const err342 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/21/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(valid42){
+if(data.cursor !== undefined){
+let data179 = data.cursor;
+const _errs395 = errors;
+if(errors === _errs395){
+if(typeof data179 === "string"){
+if(func2(data179) > 128){
+const err342 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -13264,9 +13523,9 @@ vErrors.push(err342);
 }
 errors++;
 }
-}
 else {
-const err343 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/21/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data179) < 1){
+const err343 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -13277,23 +13536,8 @@ errors++;
 }
 }
 }
-var valid43 = _errs398 === errors;
-}
 else {
-var valid43 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err344 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err344 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -13303,19 +13547,18 @@ vErrors.push(err344);
 errors++;
 }
 }
-var valid42 = _errs380 === errors;
+var valid42 = _errs395 === errors;
 }
 else {
 var valid42 = true;
 }
-if(valid42){
-if(data.cursor !== undefined){
-let data181 = data.cursor;
-const _errs400 = errors;
-if(errors === _errs400){
-if(typeof data181 === "string"){
-if(func2(data181) > 128){
-const err345 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+}
+}
+}
+}
+else {
+const err345 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -13324,9 +13567,16 @@ vErrors.push(err345);
 }
 errors++;
 }
-else {
-if(func2(data181) < 1){
-const err346 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+var _valid0 = _errs375 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs397 = errors;
+if(errors === _errs397){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing40;
+if((((data.type === undefined) && (missing40 = "type")) || ((data.channel === undefined) && (missing40 = "channel"))) || ((data.data === undefined) && (missing40 = "data"))){
+const err346 = {instancePath,schemaPath:"#/anyOf/22/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -13335,10 +13585,11 @@ vErrors.push(err346);
 }
 errors++;
 }
-}
-}
 else {
-const err347 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs399 = errors;
+for(const key26 in data){
+if(!(((((key26 === "type") || (key26 === "channel")) || (key26 === "event_type")) || (key26 === "data")) || (key26 === "cursor"))){
+const err347 = {instancePath,schemaPath:"#/anyOf/22/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -13346,22 +13597,14 @@ else {
 vErrors.push(err347);
 }
 errors++;
+break;
 }
 }
-var valid42 = _errs400 === errors;
-}
-else {
-var valid42 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err348 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs399 === errors){
+if(data.type !== undefined){
+const _errs400 = errors;
+if("event" !== data.type){
+const err348 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/22/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -13370,16 +13613,16 @@ vErrors.push(err348);
 }
 errors++;
 }
+var valid44 = _errs400 === errors;
 }
-var _valid0 = _errs373 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs402 = errors;
-if(errors === _errs402){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing40;
-if((((data.type === undefined) && (missing40 = "type")) || ((data.channel === undefined) && (missing40 = "channel"))) || ((data.data === undefined) && (missing40 = "data"))){
-const err349 = {instancePath,schemaPath:"#/anyOf/22/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"};
+else {
+var valid44 = true;
+}
+if(valid44){
+if(data.channel !== undefined){
+const _errs401 = errors;
+if(typeof data.channel !== "string"){
+const err349 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/22/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -13388,11 +13631,16 @@ vErrors.push(err349);
 }
 errors++;
 }
+var valid44 = _errs401 === errors;
+}
 else {
-const _errs404 = errors;
-for(const key26 in data){
-if(!(((((key26 === "type") || (key26 === "channel")) || (key26 === "event_type")) || (key26 === "data")) || (key26 === "cursor"))){
-const err350 = {instancePath,schemaPath:"#/anyOf/22/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+var valid44 = true;
+}
+if(valid44){
+if(data.event_type !== undefined){
+const _errs403 = errors;
+if("widget:update" !== data.event_type){
+const err350 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/22/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -13400,14 +13648,21 @@ else {
 vErrors.push(err350);
 }
 errors++;
-break;
 }
+var valid44 = _errs403 === errors;
 }
-if(_errs404 === errors){
-if(data.type !== undefined){
-const _errs405 = errors;
-if("event" !== data.type){
-const err351 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/22/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid44 = true;
+}
+if(valid44){
+if(data.data !== undefined){
+let data183 = data.data;
+const _errs404 = errors;
+if(errors === _errs404){
+if(data183 && typeof data183 == "object" && !Array.isArray(data183)){
+let missing41;
+if(((((((((data183.id === undefined) && (missing41 = "id")) || ((data183.account_id === undefined) && (missing41 = "account_id"))) || ((data183.name === undefined) && (missing41 = "name"))) || ((data183.type === undefined) && (missing41 = "type"))) || ((data183.settings === undefined) && (missing41 = "settings"))) || ((data183.version === undefined) && (missing41 = "version"))) || ((data183.created_at === undefined) && (missing41 = "created_at"))) || ((data183.updated_at === undefined) && (missing41 = "updated_at"))){
+const err351 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/required",keyword:"required",params:{missingProperty: missing41},message:"must have required property '"+missing41+"'"};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -13416,16 +13671,11 @@ vErrors.push(err351);
 }
 errors++;
 }
-var valid44 = _errs405 === errors;
-}
 else {
-var valid44 = true;
-}
-if(valid44){
-if(data.channel !== undefined){
 const _errs406 = errors;
-if(typeof data.channel !== "string"){
-const err352 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/22/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key27 in data183){
+if(!((((((((key27 === "id") || (key27 === "account_id")) || (key27 === "name")) || (key27 === "type")) || (key27 === "settings")) || (key27 === "version")) || (key27 === "created_at")) || (key27 === "updated_at"))){
+const err352 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -13433,17 +13683,18 @@ else {
 vErrors.push(err352);
 }
 errors++;
+break;
 }
-var valid44 = _errs406 === errors;
 }
-else {
-var valid44 = true;
-}
-if(valid44){
-if(data.event_type !== undefined){
-const _errs408 = errors;
-if(typeof data.event_type !== "string"){
-const err353 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/22/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs406 === errors){
+if(data183.id !== undefined){
+let data184 = data183.id;
+const _errs407 = errors;
+if(errors === _errs407){
+if(errors === _errs407){
+if(typeof data184 === "string"){
+if(!(formats2.test(data184))){
+const err353 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/22/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -13452,19 +13703,9 @@ vErrors.push(err353);
 }
 errors++;
 }
-var valid44 = _errs408 === errors;
 }
 else {
-var valid44 = true;
-}
-if(valid44){
-if(data.cursor !== undefined){
-let data185 = data.cursor;
-const _errs410 = errors;
-if(errors === _errs410){
-if(typeof data185 === "string"){
-if(func2(data185) > 128){
-const err354 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err354 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/22/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -13473,9 +13714,22 @@ vErrors.push(err354);
 }
 errors++;
 }
+}
+}
+var valid45 = _errs407 === errors;
+}
 else {
-if(func2(data185) < 1){
-const err355 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid45 = true;
+}
+if(valid45){
+if(data183.account_id !== undefined){
+let data185 = data183.account_id;
+const _errs409 = errors;
+if(errors === _errs409){
+if(errors === _errs409){
+if(typeof data185 === "string"){
+if(!(formats2.test(data185))){
+const err355 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/22/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -13485,9 +13739,8 @@ vErrors.push(err355);
 errors++;
 }
 }
-}
 else {
-const err356 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err356 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/22/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err356];
 }
@@ -13497,7 +13750,241 @@ vErrors.push(err356);
 errors++;
 }
 }
-var valid44 = _errs410 === errors;
+}
+var valid45 = _errs409 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data183.name !== undefined){
+const _errs411 = errors;
+if(typeof data183.name !== "string"){
+const err357 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/22/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+var valid45 = _errs411 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data183.type !== undefined){
+const _errs413 = errors;
+if(typeof data183.type !== "string"){
+const err358 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/22/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+var valid45 = _errs413 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data183.settings !== undefined){
+let data188 = data183.settings;
+const _errs415 = errors;
+if(errors === _errs415){
+if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
+}
+else {
+const err359 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/22/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+}
+var valid45 = _errs415 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data183.version !== undefined){
+let data189 = data183.version;
+const _errs418 = errors;
+if(!(((typeof data189 == "number") && (!(data189 % 1) && !isNaN(data189))) && (isFinite(data189)))){
+const err360 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/22/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+if(errors === _errs418){
+if((typeof data189 == "number") && (isFinite(data189))){
+if(data189 < 1 || isNaN(data189)){
+const err361 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/22/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
+}
+errors++;
+}
+}
+}
+var valid45 = _errs418 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data183.created_at !== undefined){
+let data190 = data183.created_at;
+const _errs420 = errors;
+if(errors === _errs420){
+if(errors === _errs420){
+if(typeof data190 === "string"){
+if(!(formats0.validate(data190))){
+const err362 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/22/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err362];
+}
+else {
+vErrors.push(err362);
+}
+errors++;
+}
+}
+else {
+const err363 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/22/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err363];
+}
+else {
+vErrors.push(err363);
+}
+errors++;
+}
+}
+}
+var valid45 = _errs420 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data183.updated_at !== undefined){
+let data191 = data183.updated_at;
+const _errs422 = errors;
+if(errors === _errs422){
+if(errors === _errs422){
+if(typeof data191 === "string"){
+if(!(formats0.validate(data191))){
+const err364 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/22/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err364];
+}
+else {
+vErrors.push(err364);
+}
+errors++;
+}
+}
+else {
+const err365 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/22/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err365];
+}
+else {
+vErrors.push(err365);
+}
+errors++;
+}
+}
+}
+var valid45 = _errs422 === errors;
+}
+else {
+var valid45 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err366 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err366];
+}
+else {
+vErrors.push(err366);
+}
+errors++;
+}
+}
+var valid44 = _errs404 === errors;
+}
+else {
+var valid44 = true;
+}
+if(valid44){
+if(data.cursor !== undefined){
+let data192 = data.cursor;
+const _errs424 = errors;
+if(errors === _errs424){
+if(typeof data192 === "string"){
+if(func2(data192) > 128){
+const err367 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err367];
+}
+else {
+vErrors.push(err367);
+}
+errors++;
+}
+else {
+if(func2(data192) < 1){
+const err368 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err368];
+}
+else {
+vErrors.push(err368);
+}
+errors++;
+}
+}
+}
+else {
+const err369 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err369];
+}
+else {
+vErrors.push(err369);
+}
+errors++;
+}
+}
+var valid44 = _errs424 === errors;
 }
 else {
 var valid44 = true;
@@ -13508,18 +13995,167 @@ var valid44 = true;
 }
 }
 }
-else {
-const err357 = {instancePath,schemaPath:"#/anyOf/22/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err357];
 }
 else {
-vErrors.push(err357);
+const err370 = {instancePath,schemaPath:"#/anyOf/22/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err370];
+}
+else {
+vErrors.push(err370);
 }
 errors++;
 }
 }
-var _valid0 = _errs402 === errors;
+var _valid0 = _errs397 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs426 = errors;
+if(errors === _errs426){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing42;
+if((((data.type === undefined) && (missing42 = "type")) || ((data.channel === undefined) && (missing42 = "channel"))) || ((data.data === undefined) && (missing42 = "data"))){
+const err371 = {instancePath,schemaPath:"#/anyOf/23/required",keyword:"required",params:{missingProperty: missing42},message:"must have required property '"+missing42+"'"};
+if(vErrors === null){
+vErrors = [err371];
+}
+else {
+vErrors.push(err371);
+}
+errors++;
+}
+else {
+const _errs428 = errors;
+for(const key28 in data){
+if(!(((((key28 === "type") || (key28 === "channel")) || (key28 === "event_type")) || (key28 === "data")) || (key28 === "cursor"))){
+const err372 = {instancePath,schemaPath:"#/anyOf/23/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err372];
+}
+else {
+vErrors.push(err372);
+}
+errors++;
+break;
+}
+}
+if(_errs428 === errors){
+if(data.type !== undefined){
+const _errs429 = errors;
+if("event" !== data.type){
+const err373 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/23/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err373];
+}
+else {
+vErrors.push(err373);
+}
+errors++;
+}
+var valid46 = _errs429 === errors;
+}
+else {
+var valid46 = true;
+}
+if(valid46){
+if(data.channel !== undefined){
+const _errs430 = errors;
+if(typeof data.channel !== "string"){
+const err374 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/23/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err374];
+}
+else {
+vErrors.push(err374);
+}
+errors++;
+}
+var valid46 = _errs430 === errors;
+}
+else {
+var valid46 = true;
+}
+if(valid46){
+if(data.event_type !== undefined){
+const _errs432 = errors;
+if(typeof data.event_type !== "string"){
+const err375 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/23/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err375];
+}
+else {
+vErrors.push(err375);
+}
+errors++;
+}
+var valid46 = _errs432 === errors;
+}
+else {
+var valid46 = true;
+}
+if(valid46){
+if(data.cursor !== undefined){
+let data196 = data.cursor;
+const _errs434 = errors;
+if(errors === _errs434){
+if(typeof data196 === "string"){
+if(func2(data196) > 128){
+const err376 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/23/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err376];
+}
+else {
+vErrors.push(err376);
+}
+errors++;
+}
+else {
+if(func2(data196) < 1){
+const err377 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/23/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err377];
+}
+else {
+vErrors.push(err377);
+}
+errors++;
+}
+}
+}
+else {
+const err378 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/23/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err378];
+}
+else {
+vErrors.push(err378);
+}
+errors++;
+}
+}
+var valid46 = _errs434 === errors;
+}
+else {
+var valid46 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err379 = {instancePath,schemaPath:"#/anyOf/23/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err379];
+}
+else {
+vErrors.push(err379);
+}
+errors++;
+}
+}
+var _valid0 = _errs426 === errors;
 valid0 = valid0 || _valid0;
 }
 }
@@ -13543,16 +14179,17 @@ valid0 = valid0 || _valid0;
 }
 }
 }
+}
 if(!valid0){
-const err358 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err380 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err358];
+vErrors = [err380];
 }
 else {
-vErrors.push(err358);
+vErrors.push(err380);
 }
 errors++;
-validate47.errors = vErrors;
+validate48.errors = vErrors;
 return false;
 }
 else {
@@ -13566,14 +14203,14 @@ vErrors = null;
 }
 }
 }
-validate47.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicPlatformNowPlaying = validate48;
-const schema49 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateMusicPlatformNowPlaying = validate49;
+const schema50 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -13716,7 +14353,7 @@ else {
 vErrors.push(err8);
 }
 errors++;
-validate48.errors = vErrors;
+validate49.errors = vErrors;
 return false;
 }
 else {
@@ -13730,6 +14367,6 @@ vErrors = null;
 }
 }
 }
-validate48.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }

@@ -220,7 +220,7 @@ export type WsExtLogMessage = {
 export type WsExtStorageUpdateMessage = {
   "type": "event";
   "channel": string;
-  "event_type"?: string;
+  "event_type": "storage:update";
   "data": unknown;
   "cursor"?: string;
 };
@@ -293,6 +293,22 @@ export type WsLoginAssignmentUpdateMessage = {
 export type WsMusicNowPlayingMessage = {
   "type": "music_platform:now-playing";
   "data": Record<string, unknown>;
+  "cursor"?: string;
+};
+
+/** notificationCreated: New notification (server message `event`) */
+export type WsNotificationCreatedMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type": "notification:created";
+  "data": {
+  "id": string;
+  "type": string;
+  "data": Record<string, unknown>;
+  "status": "unread" | "read" | "accepted" | "declined";
+  "created_at": string;
+  "read_at": string | null;
+};
   "cursor"?: string;
 };
 
@@ -449,7 +465,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsNotificationCreatedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -484,6 +500,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "ideaDeleted": "event",
   "loginAssignmentUpdate": "event",
   "musicNowPlaying": "music_platform:now-playing",
+  "notificationCreated": "event",
   "overlaySettingsUpdate": "event",
   "overlayUpdate": "event",
   "ping": "ping",
@@ -505,7 +522,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "widgetUpdate": "event"
 };
 
-export type ChannelGateKind = 'Public' | 'PublicWhenFeature' | 'Authenticated' | 'Permission' | 'AccountScoped' | 'UserPermission' | 'OverlayToken' | 'WidgetToken' | 'ExtensionOwner' | 'Unknown';
+export type ChannelGateKind = 'Public' | 'PublicWhenFeature' | 'Authenticated' | 'Permission' | 'AccountScoped' | 'UserPermission' | 'OverlayToken' | 'WidgetToken' | 'ExtensionOwner' | 'OwnUser' | 'Unknown';
 export interface ChannelSpec {
   /** Pattern with {placeholders} (the AsyncAPI channel address), e.g. events:{account_id}. */
   pattern: string;
@@ -748,6 +765,24 @@ export const channels: readonly ChannelSpec[] = [
     ]
   },
   {
+    "pattern": "notifications:{user_id}",
+    "gate": {
+      "kind": "OwnUser"
+    },
+    "feature": null,
+    "broadcastPermission": null,
+    "relay": {
+      "bus": "notifications:{user_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": null,
+      "resume": "buffer"
+    },
+    "messages": [
+      "notificationCreated"
+    ]
+  },
+  {
     "pattern": "overlay:{key}",
     "gate": {
       "kind": "OverlayToken"
@@ -932,6 +967,14 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "eventTypeDefault": null,
     "resume": "buffer",
     "channel": "music_platform:{account_id}"
+  },
+  "notifications": {
+    "bus": "notifications:{user_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": null,
+    "resume": "buffer",
+    "channel": "notifications:{user_id}"
   },
   "overlay": {
     "bus": "overlay:{key}",

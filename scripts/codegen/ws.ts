@@ -20,6 +20,8 @@ const CHANNEL_GATE_KINDS = [
   'OverlayToken',
   'WidgetToken',
   'ExtensionOwner',
+  /** A user session of the user the channel names (`notifications:{user_id}`). */
+  'OwnUser',
   'Unknown',
 ] as const;
 

@@ -214,6 +214,9 @@ export function createGateEnforcer(features: FeatureChecker, grants?: ResourceGr
         const placeholder = Object.keys(target.params).find((name) => owners?.[name]);
         return placeholder ? owners![placeholder]!({ [placeholder]: target.params[placeholder]! }, ctx) : false;
       }
+      case 'OwnUser':
+        // The signed-in user's own channel: a user session (first-party), never a key or a token.
+        return ctx.kind === 'jwt' && ctx.userId !== null && ctx.userId === target.params.user_id;
       case 'Unknown':
         return false;
       default: {

@@ -1,10 +1,12 @@
 /**
  * Notifications (Part 2, "Notifications"): marking one or all read, the unread count (REST and
- * GraphQL twins), and `member_joined` / `member_removed`, sent per the recipients' preferences.
+ * GraphQL twins), `member_joined` / `member_removed`, sent per the recipients' preferences, and
+ * the user's own socket channel `notifications:{user_id}` that pushes each new one.
  */
 import { randomUUID } from 'node:crypto';
 import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
+import { closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
 
 type Note = { id: string; type: string; status: string; read_at: string | null; data: Record<string, unknown> };
 
@@ -84,5 +86,47 @@ describe('notifications: read state and member notices', () => {
     await api(t, 'PATCH', '/notifications/preferences/member_removed', { token: another.accessToken, body: { channel: 'off' } });
     await api(t, 'DELETE', `/account/members/${another.userId}`, { token: owner.accessToken });
     expect((await notes(another)).some((n) => n.type === 'member_removed')).toBe(false);
+  });
+
+  describe('the socket channel notifications:{user_id}', () => {
+    const opened = closeSocketsAfterEach();
+    async function socketOf(token: string): Promise<TestSocket> {
+      const s = await connect(t.wsUrl, { headers: { authorization: `Bearer ${token}` } });
+      opened.push(s);
+      expect((await s.next()).type).toBe('welcome');
+      return s;
+    }
+
+    test('pushes each new notification to its user, as the list shows it, once the change commits', async () => {
+      const owner = await devLogin(t);
+      const invitee = await devLogin(t);
+      const s = await socketOf(invitee.accessToken);
+      const channel = `notifications:${invitee.userId}`;
+      s.send({ type: 'subscribe', channel });
+      expect(await s.next()).toEqual({ type: 'subscribed', channel });
+      expect((await api(t, 'POST', '/account/invites', { token: owner.accessToken, body: { user_id: invitee.userId, role: 'viewer' } })).status).toBe(201);
+      const frame = (await s.nextMatching((m) => m.type === 'event', 5000)) as unknown as { channel: string; event_type: string; data: Note };
+      const [listed] = await notes(invitee);
+      expect(frame).toMatchObject({ channel, event_type: 'notification:created', data: listed });
+      expect(frame.data.type).toBe('invite');
+    });
+
+    test('only the user’s own session subscribes: another user, the user’s API key and anonymous sockets are refused', async () => {
+      const user = await devLogin(t);
+      const other = await devLogin(t);
+      const channel = `notifications:${user.userId}`;
+      const key = await api(t, 'POST', '/api-keys', { token: user.accessToken, body: { label: `notes-${randomUUID().slice(0, 8)}`, permissions: ['events:read'] } });
+      expect(key.status).toBe(201);
+      for (const token of [other.accessToken, key.body.data.key as string]) {
+        const s = await socketOf(token);
+        s.send({ type: 'subscribe', channel });
+        expect(await s.next()).toMatchObject({ type: 'error', code: 'UNAUTHORIZED', channel });
+      }
+      const anonymous = await connect(t.wsUrl);
+      opened.push(anonymous);
+      expect((await anonymous.next()).type).toBe('welcome');
+      anonymous.send({ type: 'subscribe', channel });
+      expect(await anonymous.next()).toMatchObject({ type: 'error', code: 'UNAUTHORIZED' });
+    });
   });
 });

@@ -34,6 +34,8 @@ const SPEC_TABLE = {
   // A broadcast's public statistics after each crawler batch, and one login assignment's outcome.
   'public-stats': { channel: 'public-stats:{platform}:{broadcast_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'public-stats:update' },
   'login-assignments': { channel: 'login-assignments:{id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
+  // A user's own new notifications.
+  notifications: { channel: 'notifications:{user_id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
 } as const;
 
 type Family = keyof typeof SPEC_TABLE;

@@ -223,7 +223,7 @@ export type WsExtLogMessage = {
 export type WsExtStorageUpdateMessage = {
   "type": "event";
   "channel": string;
-  "event_type"?: string;
+  "event_type": "storage:update";
   "data": unknown;
   "cursor"?: string;
 };
@@ -296,6 +296,22 @@ export type WsLoginAssignmentUpdateMessage = {
 export type WsMusicNowPlayingMessage = {
   "type": "music_platform:now-playing";
   "data": Record<string, unknown>;
+  "cursor"?: string;
+};
+
+/** notificationCreated: New notification (server message `event`) */
+export type WsNotificationCreatedMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type": "notification:created";
+  "data": {
+  "id": string;
+  "type": string;
+  "data": Record<string, unknown>;
+  "status": "unread" | "read" | "accepted" | "declined";
+  "created_at": string;
+  "read_at": string | null;
+};
   "cursor"?: string;
 };
 
@@ -452,7 +468,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsNotificationCreatedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -559,6 +575,14 @@ export const channelFamilies = {
     "form": "legacy",
     "broadcast": false
   },
+  "notifications:{user_id}": {
+    "params": [
+      "user_id"
+    ],
+    "envelope": "event",
+    "form": "lifted",
+    "broadcast": false
+  },
   "overlay:{key}": {
     "params": [
       "key"
@@ -617,6 +641,7 @@ export interface ChannelMessages {
   "ideas:list": WsIdeaChangeMessage | WsIdeaDeletedMessage;
   "login-assignments:{id}": WsLoginAssignmentUpdateMessage;
   "music_platform:{account_id}": WsMusicNowPlayingMessage;
+  "notifications:{user_id}": WsNotificationCreatedMessage;
   "overlay:{key}": WsOverlayUpdateMessage | WsOverlaySettingsUpdateMessage;
   "presence:{resource_channel}": WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage;
   "public-stats:{platform}:{broadcast_id}": WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage;
@@ -646,7 +671,6 @@ export const wsLimits = {
  * `event_type` it declares and the JSON types of the required members of its `data`.
  */
 export const frameShapes = {
-  "extUpdated": {"eventType":"extension:updated","data":{"install_id":["string"],"extension_id":["string"],"version_id":["string"],"version":["string"],"status":[],"sha256":["string"],"url":["string"],"dev_mode":[]}},
   "overlaySettingsUpdate": {"eventType":"overlay:update","data":{"id":["string"],"account_id":["string"],"name":["string"],"settings":["object"],"version":["integer"],"created_at":["string"],"updated_at":["string"]}},
   "streamEvent": {"eventType":null,"data":{"id":["string"],"account_id":["string"],"type":["string"],"platform":["string"],"raw":["object"],"created_at":["string"]}},
   "widgetSettingsUpdate": {"eventType":"widget:update","data":{"id":["string"],"account_id":["string"],"name":["string"],"type":["string"],"settings":["object"],"version":["integer"],"created_at":["string"],"updated_at":["string"]}},
@@ -654,7 +678,6 @@ export const frameShapes = {
 
 /** The message type of each entry of `frameShapes`. */
 export interface FrameShapeMessages {
-  "extUpdated": WsExtUpdatedMessage;
   "overlaySettingsUpdate": WsOverlaySettingsUpdateMessage;
   "streamEvent": WsStreamEventMessage;
   "widgetSettingsUpdate": WsWidgetSettingsUpdateMessage;

@@ -15,8 +15,8 @@ declare module '../contract' {
 export const notificationsModule = defineModule({
   name: 'notifications',
   migrations: notificationMigrations,
-  build: ({ db, use }) => {
-    const service = createNotificationsService({ repo: createNotificationsRepo(db.knex), knex: db.knex, mail: use('mail') });
+  build: ({ db, bus, log, use }) => {
+    const service = createNotificationsService({ repo: createNotificationsRepo(db.knex), knex: db.knex, mail: use('mail'), bus, log });
     return { api: service, rest: createNotificationsRest(service), resolvers: createNotificationsResolvers(service) };
   },
 });

@@ -13,9 +13,10 @@ export type NotificationInsert = Pick<components['schemas']['Notification'], 'id
 
 export function createNotificationsRepo(knex: Knex) {
   return {
-    /** notifications.insert */
-    async insert(row: NotificationInsert, db: Knex | Knex.Transaction = knex): Promise<void> {
-      await db('notifications').insert({ ...row, data: JSON.stringify(row.data) });
+    /** notifications.insert: answers the notification as the list shows it */
+    async insert(row: NotificationInsert, db: Knex | Knex.Transaction = knex): Promise<Notification> {
+      const [stored] = await db('notifications').insert({ ...row, data: JSON.stringify(row.data) }).returning(notificationReturning);
+      return notificationOf.map(stored);
     },
     /** notifications.page */
     async page(userId: string, limit: number, offset: number): Promise<{ rows: Notification[]; total: number }> {

@@ -11,6 +11,9 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
+import { shapeOf, toWire } from '../../http/mapping';
+import type { Bus } from '../../infra/bus';
+import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { notificationMessages } from './errors';
 import type { NotificationsRepo } from './repo';
@@ -55,8 +58,18 @@ export type NotifyInput = Pick<Notification, 'type' | 'data'> & {
 
 type ActionHandler = (trx: Knex.Transaction, userId: string, notification: Notification) => Promise<void>;
 
-export function createNotificationsService(deps: { repo: NotificationsRepo; knex: Knex; mail: NotificationMailer }) {
-  const { repo, knex, mail } = deps;
+/** The wire form of a notification, as GET /v1/notifications lists it and `notifications:{user_id}` sends it. */
+const notificationWire = shapeOf({ $ref: '#/components/schemas/Notification' });
+
+export function createNotificationsService(deps: { repo: NotificationsRepo; knex: Knex; mail: NotificationMailer; bus?: Pick<Bus, 'publish'>; log?: Logger }) {
+  const { repo, knex, mail, bus, log } = deps;
+
+  /** Sends a new notification to the user's own socket channel. */
+  async function announce(userId: string, notification: Notification): Promise<void> {
+    if (!bus) return;
+    const frame = JSON.stringify({ event_type: 'notification:created', data: toWire(notification, notificationWire) });
+    await bus.publish(`notifications:${userId}`, frame).catch((error: unknown) => log?.warn({ err: error }, 'notification not announced'));
+  }
   const actions = new Map<string, { handler: ActionHandler; status: NotificationStatus }>();
 
   return {
@@ -75,7 +88,10 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
       let id: string | null = null;
       if (wantsInApp(channel)) {
         id = randomUUID();
-        await repo.insert({ id, user_id: input.userId, type: input.type, data: input.data }, db);
+        const written = await repo.insert({ id, user_id: input.userId, type: input.type, data: input.data }, db);
+        // Announced once the change that caused it commits (never for one rolled back).
+        if (db) void db.executionPromise.then(() => announce(input.userId, written), () => undefined);
+        else await announce(input.userId, written);
       }
       if (wantsEmail(channel)) await mail.queueForUser(input.userId, input.type, { ...input.data, ...input.mail }, db);
       return id;
