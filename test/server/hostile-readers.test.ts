@@ -9,8 +9,6 @@
  * another account's reads keep answering on every node, and readiness never calls the healthy
  * database down. PostgreSQL and Redis only: the embedded store belongs to one process.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,43 +16,15 @@ import path from 'node:path';
 import { startNodeArgs } from '../../scripts/bench/lib';
 import type { ScratchDatabase } from '../../src/infra/db/scratch';
 import { createTestDatabase, services } from '../helpers/app';
+import { buildIfStale, ROOT, sharedNodeConfig, startServiceProcess, type ServiceProcess } from '../helpers/service-process';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 
-const root = path.resolve(__dirname, '../..');
 /** What the performance guide allows a node on PostgreSQL + Redis (peak resident memory). */
 const RSS_BOUND_BYTES = 300 * 1024 * 1024;
 const RAW_BYTES = 200 * 1024;
 
-interface Node {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-function startNode(configFile: string, database: ScratchDatabase, dataDir: string): Promise<Node> {
-  const child = spawn(process.execPath, [...startNodeArgs(), 'dist/main.js'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', SVC_CONFIG: configFile, SVC_DATA_DIR: dataDir, DATABASE_URL: database.url, REDIS_URL: process.env.REDIS_URL! },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error(`node did not start:\n${output.slice(-2000)}`)), 60_000);
-    const check = setInterval(() => {
-      const url = /Service listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (url) {
-        clearInterval(check);
-        clearTimeout(deadline);
-        resolve({ child, url, output: () => output });
-      } else if (child.exitCode !== null) {
-        clearInterval(check);
-        clearTimeout(deadline);
-        reject(new Error(`node exited ${child.exitCode}:\n${output.slice(-2000)}`));
-      }
-    }, 50);
-  });
+function startNode(configFile: string, database: ScratchDatabase, dataDir: string): Promise<ServiceProcess> {
+  return startServiceProcess('hostile', [...startNodeArgs(), 'dist/main.js'], ROOT, { SVC_CONFIG: configFile, SVC_DATA_DIR: dataDir, DATABASE_URL: database.url, REDIS_URL: process.env.REDIS_URL! });
 }
 
 /** The process's peak resident memory so far (VmHWM), in bytes. */
@@ -76,31 +46,26 @@ function stalledReader(url: string, token: string, count: number): Promise<Socke
 }
 
 (services.postgres && services.redis ? describe : describe.skip)('three nodes under hostile readers', () => {
-  const nodes: Node[] = [];
+  const nodes: ServiceProcess[] = [];
   let database: ScratchDatabase;
   let dir: string;
   let hostile: LoggedIn;
   let other: LoggedIn;
 
   beforeAll(async () => {
-    // What `npm start` runs first: a no-op when dist/ is current (CI built it a step earlier).
-    execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: root, stdio: 'ignore' });
+    buildIfStale();
     dir = mkdtempSync(path.join(tmpdir(), 'hostile-'));
     database = await createTestDatabase();
     const configFile = path.join(dir, 'svc.json');
     writeFileSync(
       configFile,
-      JSON.stringify({
-        host: '127.0.0.1',
-        metrics: { port: 0 },
-        log: { level: 'warn' },
-        redis_prefix: `hostile:${randomBytes(4).toString('hex')}:`,
-        auth: { jwt_secret: randomBytes(32).toString('hex') },
-        secrets: { encryption_keys: [{ id: 'hostile', key: randomBytes(32).toString('base64') }] },
-        events: { max_raw_bytes: RAW_BYTES + 1024 },
-        // Budgets the readers never reach: this is about bytes, not the request rate.
-        rate_limits: { enabled: true, api_key: 1_000_000, jwt: 1_000_000, token: 1_000_000, anonymous: 1_000_000 },
-      }),
+      JSON.stringify(
+        sharedNodeConfig('hostile', {
+          events: { max_raw_bytes: RAW_BYTES + 1024 },
+          // Budgets the readers never reach: this is about bytes, not the request rate.
+          rate_limits: { enabled: true, api_key: 1_000_000, jwt: 1_000_000, token: 1_000_000, anonymous: 1_000_000 },
+        }),
+      ),
     );
     nodes.push(...(await Promise.all([0, 1, 2].map((i) => startNode(configFile, database, path.join(dir, `data-${i}`))))));
     hostile = await devLogin(nodes[0]!);

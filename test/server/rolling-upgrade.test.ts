@@ -12,7 +12,7 @@
  * The previous release is installed once per commit under node_modules/.cache/release-<commit>
  * (`npm ci --prefer-offline`); a clone without that commit fails with what to fetch.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,8 +21,8 @@ import WebSocket from 'ws';
 import { startNodeArgs } from '../../scripts/bench/lib';
 import { createScratchDatabase, type ScratchDatabase } from '../../src/infra/db/scratch';
 import { services } from '../helpers/app';
+import { buildIfStale, ROOT as root, sharedNodeConfig, startServiceProcess, type ServiceProcess } from '../helpers/service-process';
 
-const root = path.resolve(__dirname, '../..');
 const OPERATOR = 'rolling-ops@example.test';
 /** What `npm run spec:release` writes (scripts/spec-diff.ts, RELEASED_COMMIT_FILE); not imported: that script loads every diff tool. */
 const RELEASED_COMMIT_FILE = 'spec/released/COMMIT';
@@ -50,30 +50,12 @@ function previousRelease(): string {
   return dir;
 }
 
-interface Node {
+interface Node extends ServiceProcess {
   name: 'previous' | 'current';
-  child: ChildProcess;
-  url: string;
-  output: () => string;
 }
 
-function startNode(name: Node['name'], args: string[], cwd: string, env: Record<string, string>): Promise<Node> {
-  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH ?? '', PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error(`${name} node did not start:\n${output.slice(-3000)}`)), 90_000);
-    const check = setInterval(() => {
-      const url = /Service listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (url || child.exitCode !== null) {
-        clearInterval(check);
-        clearTimeout(deadline);
-        if (url) resolve({ name, child, url, output: () => output });
-        else reject(new Error(`${name} node exited ${child.exitCode}:\n${output.slice(-3000)}`));
-      }
-    }, 50);
-  });
+async function startNode(name: Node['name'], args: string[], cwd: string, env: Record<string, string>): Promise<Node> {
+  return { name, ...(await startServiceProcess(name, args, cwd, env)) };
 }
 
 /** Log lines at error level or above (pino's 50+), and anything on a node's output that is not a log line or the banner. */
@@ -141,22 +123,14 @@ async function until(probe: () => boolean, timeoutMs: number): Promise<void> {
 
   beforeAll(async () => {
     const release = previousRelease();
-    // What `npm start` runs first: a no-op when dist/ is current.
-    execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: root, stdio: 'ignore' });
+    buildIfStale();
     dir = mkdtempSync(path.join(tmpdir(), 'rolling-'));
     // Empty: the previous release creates the schema, as it did in production.
     database = await createScratchDatabase(process.env.DATABASE_URL!, 'up');
     const configFile = path.join(dir, 'svc.json');
     writeFileSync(
       configFile,
-      JSON.stringify({
-        host: '127.0.0.1',
-        metrics: { port: 0 },
-        log: { level: 'warn' },
-        redis_prefix: `rolling:${randomBytes(4).toString('hex')}:`,
-        auth: { jwt_secret: randomBytes(32).toString('hex'), bootstrap_admins: [OPERATOR] },
-        secrets: { encryption_keys: [{ id: 'rolling', key: randomBytes(32).toString('base64') }] },
-      }),
+      JSON.stringify(sharedNodeConfig('rolling', { auth: { bootstrap_admins: [OPERATOR] } })),
     );
     const env = (name: string) => ({ SVC_CONFIG: configFile, SVC_DATA_DIR: path.join(dir, name), DATABASE_URL: database.url, REDIS_URL: process.env.REDIS_URL! });
     // The previous release as it ran: its own start command (TypeScript through tsx).
