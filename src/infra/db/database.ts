@@ -11,29 +11,12 @@ import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '../logger';
 import { trackWrites } from './hot-read';
-import { migrate, type MigrateMode } from './migrate';
+import { migrate, type MigrateMode, type MigrationSet } from './migrate';
 import { PreparingPgLiteClient } from './pglite-client';
 import { statementCounter } from './statement';
 import { fairTimeout } from '../loop-delay';
 
-export interface Migration {
-  /** Timestamped name, e.g. 20261121120000_create_feature_flags. */
-  name: string;
-  up(knex: Knex): Promise<void>;
-  down(knex: Knex): Promise<void>;
-}
-
-/** Migrations tracked in one knex table: two stores can share one database with a table each. */
-export interface MigrationSet {
-  /** Name of the knex migrations table. */
-  table: string;
-  migrations: readonly Migration[];
-  /**
-   * A ledger this set's migrations were recorded in before the set had its own (src/infra/db/ledgers.ts):
-   * entries found there count as applied, and a migrate moves them into `table`.
-   */
-  movedFrom?: string;
-}
+export type { Migration, MigrationSet } from './migrate';
 
 export interface Database {
   readonly knex: Knex;

@@ -11,7 +11,7 @@
  * (src/infra/db/migrate.ts). Releases since then read a name they do not know as a newer
  * release's and serve, so no further ledger is needed for them.
  */
-import type { MigrationSet } from './database';
+import type { MigrationSet } from './migrate';
 
 /** The relational migrations of release 6bf6f74: exactly what its `knex_migrations` may hold. */
 export const FIRST_LEDGER_MIGRATIONS: ReadonlySet<string> = new Set([

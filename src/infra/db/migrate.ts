@@ -12,7 +12,25 @@
 import type { Knex } from 'knex';
 import { Client } from 'pg';
 import type { Logger } from '../logger';
-import type { Migration, MigrationSet } from './database';
+
+export interface Migration {
+  /** Timestamped name, e.g. 20261121120000_create_feature_flags. */
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/** Migrations tracked in one knex table: two stores can share one database with a table each. */
+export interface MigrationSet {
+  /** Name of the knex migrations table. */
+  table: string;
+  migrations: readonly Migration[];
+  /**
+   * A ledger this set's migrations were recorded in before the set had its own (src/infra/db/ledgers.ts):
+   * entries found there count as applied, and a migrate moves them into `table`.
+   */
+  movedFrom?: string;
+}
 
 /** The advisory lock key every migration run and job-queue set-up takes (any constant bigint, named once). */
 export const MIGRATION_LOCK_KEY = 4_711_202_611n;
