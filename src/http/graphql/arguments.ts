@@ -13,7 +13,6 @@ import {
   getNamedType,
   isInputObjectType,
   getArgumentValues,
-  getVariableValues,
   Kind,
   TypeInfo,
   visit,
@@ -178,23 +177,22 @@ function argumentSites(schema: GraphQLSchema, document: DocumentNode, operation:
 
 /**
  * The refusal for the first argument of `operation` (or of a fragment it spreads) holding a string
- * PostgreSQL cannot store (or JSON nested too deep), or null. Variables that fail coercion are left to execution, which
- * reports them as usual; nothing they hold reaches a resolver.
+ * PostgreSQL cannot store (or JSON nested too deep), or null. `variables` are the operation's
+ * variables as graphql-js coerced them (the endpoint refused the request already if they did not
+ * coerce).
  */
 export function invalidArgumentError(
   schema: GraphQLSchema,
   document: DocumentNode,
   operation: OperationDefinitionNode,
-  variables: Readonly<Record<string, unknown>> | null | undefined,
+  variables: Readonly<Record<string, unknown>>,
 ): AppError | null {
   const sites = argumentSites(schema, document, operation);
   if (sites.length === 0) return null;
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 1 });
-  if (coerced.errors) return null;
   for (const { field, node, key } of sites) {
     let values: Record<string, unknown>;
     try {
-      values = getArgumentValues(field, node, coerced.coerced);
+      values = getArgumentValues(field, node, variables);
     } catch {
       continue; // left to execution, which reports it
     }

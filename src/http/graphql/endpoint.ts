@@ -262,7 +262,7 @@ function checkOperation(
     const shown = Math.min(cost, Number.MAX_SAFE_INTEGER);
     return { kind: 'refused', errors: [new GraphQLLimitError(messages.graphqlCostLimit(shown, limits.maxCost))] };
   }
-  const invalid = invalidArgumentError(schema, document, operation, params.variables);
+  const invalid = invalidArgumentError(schema, document, operation, coerced.coerced);
   const badInput = invalid ? new GraphQLError(invalid.message, { originalError: invalid }) : null;
   return { kind: 'ready', document, cost, roots: rootFields(document, operation), badInput };
 }

@@ -4,11 +4,10 @@
  * `JSON` stays graphql-tools' pass-through: opaque payloads are checked by the input guard.
  */
 import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID_RE } from '../../infra/ids';
 
 function uuid(value: unknown): string {
-  if (typeof value !== 'string' || !UUID_PATTERN.test(value)) throw new GraphQLError('UUID cannot represent a value that is not a UUID string');
+  if (typeof value !== 'string' || !UUID_RE.test(value)) throw new GraphQLError('UUID cannot represent a value that is not a UUID string');
   return value;
 }
 

@@ -16,6 +16,7 @@ import type { LoginConnection } from '../connections';
 import { accountMessages } from './errors';
 import { memberOf, type AccountRecord, type AccountsRepo } from './repo';
 import type { Account, AccountInvite, AccountMember, AccountRole, Me, User } from './types';
+import { UUID_RE } from '../../infra/ids';
 
 export type { Account, AccountInvite, AccountMember, AccountRole, Me, User } from './types';
 
@@ -28,7 +29,6 @@ const OWNER_ROLE = defaultAccountRoles[0]!.name;
 /** How long an invite mailed to an unknown address can be taken. */
 const EMAIL_INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string })?.code === '23505';
@@ -50,7 +50,6 @@ export interface AccountsDeps {
  * goes: modules that hold the member's credentials register one (`onMemberLeaving`).
  */
 export type MemberLeavingHook = (trx: Knex.Transaction, accountId: string, userId: string) => Promise<void>;
-
 
 /** Column widths of `users.display_name` and `accounts.name` (characters). */
 const DISPLAY_NAME_MAX = 100;
@@ -140,7 +139,7 @@ export function createAccountsService(deps: AccountsDeps) {
   }
 
   async function roleByNameOrId(accountId: string, ref: string, db?: Knex.Transaction): Promise<AccountRole> {
-    const role = UUID.test(ref) ? await repo.role(accountId, ref, db) : await repo.roleByName(accountId, ref, db);
+    const role = UUID_RE.test(ref) ? await repo.role(accountId, ref, db) : await repo.roleByName(accountId, ref, db);
     if (!role) throw AppError.notFound(accountMessages.roleNotFound);
     return role;
   }

@@ -12,6 +12,7 @@ import { pageOf, type Page, type PageRequest } from '../../paging';
 import { auditMessages } from './errors';
 import type { AuditRepo } from './repo';
 import type { AuditItem, AuditRecord, AuditScope, ResolvedName, ResolvedNameRow } from './types';
+import { UUID_RE } from '../../infra/ids';
 
 export type { AuditItem, AuditScope, ResolvedName } from './types';
 
@@ -39,8 +40,6 @@ export type NameResolver = (ids: { users: string[]; accounts: string[]; roles: s
 /** Event types a trusted service may ingest (Part 2, "Audit log"). */
 export const INGESTIBLE_TYPES = ['user:login', 'user:login_failed', 'user:mfa_enabled', 'user:mfa_disabled', 'user:oauth_granted'] as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** An RFC 3339 timestamp, or undefined when absent or unparseable (ignored, not rejected). */
 function parseTime(value: string | null | undefined): Date | undefined {
   if (!value || !/^\d{4}-\d{2}-\d{2}(T|\s|$)/.test(value)) return undefined;
@@ -54,7 +53,7 @@ function referencedIds(row: AuditRecord): { users: string[]; accounts: string[];
   const accounts = [row.accountId];
   const roles: (string | null)[] = [];
   for (const [key, value] of Object.entries(row.metadata ?? {})) {
-    if (typeof value !== 'string' || !UUID.test(value)) continue;
+    if (typeof value !== 'string' || !UUID_RE.test(value)) continue;
     if (/(^|_)user_id$|^invited_by$/.test(key)) users.push(value);
     else if (/(^|_)account_id$/.test(key)) accounts.push(value);
     else if (/(^|_)role_id$/.test(key)) roles.push(value);

@@ -24,6 +24,7 @@ import type { ChatIngest, ChatPlatform, ModerationIngest } from './api';
 import { chatMessages } from './errors';
 import { userTreatments, type ChatRepo, type ModerationEntry } from './repo';
 import type { ChatMessage, ChatUserProfile, ChatUserSearchItem, ModerateInput, ModerateResult, ModerationAction, SendErrorCode, SendInput, SendResult, UserTreatment } from './types';
+import { UUID_RE } from '../../infra/ids';
 
 export const chatPlatforms: readonly ChatPlatform[] = ['platform_a', 'platform_b', 'platform_c'];
 /** Platforms whose chat is sent (and moderated) as the acting user through a login grant; platform_b goes through the channel connection. */
@@ -63,7 +64,6 @@ export interface ChatReply {
 export const chatBusChannel = (accountId: string) => `chat:${accountId}`;
 
 const RFC3339_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const fieldError = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
 

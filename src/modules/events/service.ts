@@ -17,6 +17,7 @@ import type { ReadBudget, ReadHold } from '../../infra/read-budget';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { eventMessages } from './errors';
 import { itemOfRow, RETENTION_WINDOWS_SQL, type EventItem, type EventQuery, type EventRow, type EventsRepo } from './repo';
+import { UUID_RE } from '../../infra/ids';
 
 /** The domain shape: REST names `type`, GraphQL `eventType`; each transport keeps its own. */
 export type StreamEvent = EventItem;
@@ -55,7 +56,6 @@ export interface EmitHooks {
 }
 
 const TYPE_RE = /^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$/;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Strict RFC 3339 (date, time, optional fraction, zone). */
 const RFC3339_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 

@@ -16,18 +16,21 @@ import { requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import type { Logger } from '../../infra/logger';
-import type { Camelize } from '../../http/mapping';
+import { shapeOf, toWire, type Camelize } from '../../http/mapping';
 import { bundleContent } from './bundle-content';
 import { extensionMessages as m } from './errors';
+import { UUID_RE } from '../../infra/ids';
 
 type Schemas = components['schemas'];
 export type ExtensionInstallBundle = Camelize<Schemas['ExtensionInstallBundle']>;
 export type ExtensionBundle = Camelize<Schemas['ExtensionBundle']>;
 
+/** The frame's data: the install's bundle as GET /v1/extension-installs/{id}/bundle answers it. */
+const installBundleWire = shapeOf({ $ref: '#/components/schemas/ExtensionInstallBundle' });
+
 /** A bundle's content never changes under its hash: any cache may keep it for a year. */
 export const BUNDLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SHA256_RE = /^[0-9a-f]{64}$/;
 
 interface VersionRow {
@@ -68,8 +71,7 @@ export function createBundles(deps: { knex: Knex; bus: Bus; log: Logger; develop
         if (!chosen) return;
         const installs = (await knex('extension_installs').where({ extension_id: extensionId }).select('id', 'extension_id')) as { id: string; extension_id: string }[];
         for (const install of installs) {
-          const { installId, extensionId: extId, versionId, version, status, sha256, url, devMode } = describe(install, chosen, false);
-          const data = { install_id: installId, extension_id: extId, version_id: versionId, version, status, sha256, url, dev_mode: devMode };
+          const data = toWire(describe(install, chosen, false), installBundleWire);
           await bus
             .publish(`ext-storage:${install.id}`, JSON.stringify({ event_type: 'extension:updated', data }))
             .catch((error: unknown) => log.warn({ err: error, installId: install.id }, 'extension update broadcast failed'));

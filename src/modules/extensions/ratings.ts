@@ -12,10 +12,10 @@ import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
 import { schemaRows } from '../../infra/db/rows';
 import { extensionMessages as m } from './errors';
+import { UUID_RE } from '../../infra/ids';
 
 export type ExtensionRating = Camelize<components['schemas']['ExtensionRating']>;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ratingRows = schemaRows('ExtensionRating');
 
 /** The rating's user: a key or token acting for no user (a service key, an extension token) rates nothing. */

@@ -15,6 +15,7 @@ import { extensionMessages as m } from './errors';
 import { schemaRows, tableColumns } from '../../infra/db/rows';
 import type { ExtensionReview } from './records';
 import type { ExtensionsRepo } from './repo';
+import { UUID_RE } from '../../infra/ids';
 
 type ReviewStatus = 'pending_review' | 'published' | 'rejected';
 
@@ -26,8 +27,6 @@ const decisionRows = schemaRows('ExtensionReview', {
   ...reviewFrom,
   extra: { ...tableColumns('extension_versions', ['submitted_by'], 'v'), ...tableColumns('extensions', ['created_by'], 'e') },
 });
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function createReview(deps: {
   repo: ExtensionsRepo;

@@ -20,6 +20,7 @@ import { schemaRows } from '../../infra/db/rows';
 import type { Logger } from '../../infra/logger';
 import { extensionMessages as m } from './errors';
 import type { ExtensionLog } from './records';
+import { UUID_RE } from '../../infra/ids';
 
 type Schemas = components['schemas'];
 export type StorageEntry = Camelize<Schemas['ExtensionStorageEntry']>;
@@ -48,7 +49,6 @@ const logWire = (log: ExtensionLog) => toWire(log, logShape);
 
 export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedExtension: (auth: AuthContext, id: string) => Promise<{ id: string }> }) {
   const { knex, bus, log } = deps;
-  const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
   async function publish(channel: string, eventType: string, data: unknown): Promise<void> {
     await bus.publish(channel, JSON.stringify({ event_type: eventType, data })).catch((error: unknown) => log.warn({ err: error, channel }, 'extension broadcast failed'));

@@ -18,6 +18,7 @@ import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
 import { schemaRows, tableColumns } from '../../infra/db/rows';
 import { extensionMessages as m } from './errors';
+import { UUID_RE } from '../../infra/ids';
 
 type Schemas = components['schemas'];
 export type ExtensionSecret = Camelize<Schemas['ExtensionSecret']>;
@@ -26,7 +27,6 @@ export type ExtensionSecretValue = Camelize<Schemas['ExtensionSecretValue']>;
 /** Secrets one install may hold: a store of credentials, not a database. */
 export const MAX_SECRETS_PER_INSTALL = 100;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The spec's ExtensionSecretName: REST refuses others at the edge with the same words (x-error-message). */
 const NAME_RE = /^[A-Za-z0-9_.-]{1,100}$/;
 const MAX_VALUE_LENGTH = 8192;

@@ -33,6 +33,7 @@ import type {
   RequestedLimits,
 } from './records';
 import type { ExtensionsRepo, FeedInstall, Owners, PublishedExtension } from './repo';
+import { UUID_RE } from '../../infra/ids';
 
 type Schemas = components['schemas'];
 /**
@@ -67,7 +68,6 @@ const TEAM_PERMISSION = {
 } as const;
 export type ExtensionAction = keyof typeof TEAM_PERMISSION;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SHORT_ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 function shortId(): string {

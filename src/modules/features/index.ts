@@ -8,7 +8,7 @@ import { featureMigrations } from './migrations';
 import { createFeatureRepo } from './repo';
 import { INVALIDATE_CHANNEL, createFeatureService, type FeatureService } from './service';
 
-export { GLOBAL_FAMILY, GLOBAL_KEY, type FeatureStatus } from './service';
+export { GLOBAL_FAMILY, type FeatureStatus } from './service';
 
 declare module '../contract' {
   interface ModuleApis {

@@ -6,8 +6,7 @@
  * event handlers and every other attribute go.
  */
 import sanitizeHtml from 'sanitize-html';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID_RE } from '../../infra/ids';
 
 const isMention = (attribs: Record<string, string>) => attribs.class === 'mention' && UUID_RE.test(attribs['data-mention-id'] ?? '');
 

@@ -38,6 +38,7 @@ import type {
   UpdateCommentInput,
   VoteType,
 } from './types';
+import { UUID_RE } from '../../infra/ids';
 
 export type { Idea, IdeaCategory, IdeaComment, IdeaParticipant, IdeaTag, IdeaTimelineItem, IdeaVoter } from './types';
 
@@ -53,7 +54,6 @@ export interface IdeaListFilter {
   offset?: number | null;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUS_RE = /^[a-z][a-z0-9_]{0,39}$/;
 const MAX_TAGS = 10;
 const MAX_PARTICIPANTS = 50;

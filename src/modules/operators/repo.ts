@@ -6,10 +6,9 @@
  */
 import type { Knex } from 'knex';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { UUID_RE } from '../../infra/ids';
 
 type Db = Knex | Knex.Transaction;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const userOf = schemaRows('AdminUserSummary', {
   from: { owned_account_count: '(select count(*)::int from accounts o where o.owner_id = u.id)' },
@@ -68,7 +67,7 @@ export function createOperatorsRepo(knex: Knex) {
   function userSearch(query: Knex.QueryBuilder, q: string | undefined): Knex.QueryBuilder {
     if (!q) return query;
     return query.where((w) => {
-      if (UUID.test(q)) w.orWhere('u.id', q);
+      if (UUID_RE.test(q)) w.orWhere('u.id', q);
       w.orWhereRaw('lower(u.email) like lower(?)', [contains(q)]).orWhereRaw('lower(u.display_name) like lower(?)', [contains(q)]);
     });
   }
@@ -76,7 +75,7 @@ export function createOperatorsRepo(knex: Knex) {
   function accountSearch(query: Knex.QueryBuilder, q: string | undefined): Knex.QueryBuilder {
     if (!q) return query;
     return query.where((w) => {
-      if (UUID.test(q)) w.orWhere('a.id', q);
+      if (UUID_RE.test(q)) w.orWhere('a.id', q);
       w.orWhereRaw('lower(a.name) like lower(?)', [contains(q)]).orWhereRaw('lower(ow.email) like lower(?)', [contains(q)]);
     });
   }

@@ -30,6 +30,7 @@ import type { CamelCase } from '../../infra/names';
 import type { ModuleApis } from '../contract';
 import { overlayMessages } from './errors';
 import type { AccessEntry, OverlaysRepo, Resource, ResourceTable } from './repo';
+import { UUID_RE } from '../../infra/ids';
 
 /** A widget instance: a resource read from the widgets table (its `type` always present). */
 export type { Resource, Widget as WidgetResource } from './repo';
@@ -54,7 +55,6 @@ const WIDGET_TYPE_RE = /^[a-z0-9][a-z0-9_-]*$/;
 
 export type IssuedToken = Camelize<components['schemas']['IssuedToken']>;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The resource as REST answers it (snake_case; settings untouched): the data of its `overlay:update` / `widget:update` frame. */
 const wireShapes = { overlays: shapeOf({ $ref: '#/components/schemas/Overlay' }), widgets: shapeOf({ $ref: '#/components/schemas/Widget' }) } as const;
 const invalid = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });

@@ -22,6 +22,7 @@ import type { DeveloperApi } from '../developer';
 import { payoutMessages as m } from './errors';
 import type { Payee, PayoutsRepo } from './repo';
 import type { Payout, PayoutSettings, PayoutStatus, RequestPayoutInput, RevenueBalance, UpdatePayoutSettingsInput } from './types';
+import { UUID_RE } from '../../infra/ids';
 
 export type { Payout, PayoutSettings, RevenueBalance } from './types';
 type Json = Record<string, unknown>;
@@ -51,7 +52,6 @@ export interface PayoutsDeps {
   onRequested?: (trx: Knex.Transaction) => Promise<void>;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const objectAt = (value: unknown, key: string): Json => (isObject(value) && isObject(value[key]) ? value[key] : {});
 const text = (value: unknown, max = 255): string | null => (typeof value === 'string' && value.length > 0 && value.length <= max ? value : null);

@@ -16,9 +16,9 @@ import type { ModuleApis } from '../contract';
 import type { FeatureStatus } from '../features';
 import { planMessages } from './errors';
 import type { AdminPlan, Plan, PlansRepo, PlanWrite } from './repo';
+import { UUID_RE } from '../../infra/ids';
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Flag categories a public plan shows (Part 1 "Plan rules"). */
 const PUBLIC_CATEGORIES = new Set(['feature', 'widget', 'integration', 'bot_module']);
 

@@ -26,6 +26,7 @@ import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
 import { MAX_WAVEFORM_BYTES, soundMessages, type LimitHolder } from './errors';
 import type { LimitOverrides, Sound, SoundsRepo, StoredSound } from './repo';
+import { UUID_RE } from '../../infra/ids';
 
 export type { Sound } from './repo';
 export type SoundContentType = Sound['contentType'];
@@ -47,7 +48,6 @@ export type ExtensionSoundLimits = LimitOverrides;
 /** The name an extension is shown by (the extensions module registers the resolver). */
 export type ExtensionNameResolver = (extensionId: string) => Promise<string | null>;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INT32_MAX = 2147483647;
 const CACHE_CONTROL = 'private, max-age=86400, immutable';
 

@@ -26,6 +26,7 @@ import { webhookMessages } from './errors';
 import { certUrlAllowed, payoutCertDomain, type PayoutVerifier } from './payout';
 import type { BillingRow, ShopConnection, WebhooksRepo } from './repo';
 import { hmac, hubSignatureValid, loadPublicKey, parseProviderSignature, parseTimestamp, providerSignatureValid, rsaSignatureValid, safeEqual, withinTolerance } from './verify';
+import { UUID_RE } from '../../infra/ids';
 
 type Json = Record<string, unknown>;
 
@@ -53,7 +54,6 @@ export interface WebhooksDeps {
 }
 
 const ACK: WebhookAck = Object.freeze({ received: true as const });
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const objectAt = (value: unknown, key: string): Json => (isObject(value) && isObject(value[key]) ? value[key] : {});
