@@ -366,21 +366,42 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
 export const wsLimits = ${JSON.stringify(doc['x-limits'], null, 2)} as const;
 `;
 
-  const ajv = new Ajv({ code: { source: true, lines: true }, strict: true, allowUnionTypes: true, allErrors: false });
-  addFormats(ajv);
-  const exportsMap: Record<string, string> = {};
-  for (const [name, m] of messages) {
-    const id = `ws:${name}`;
-    ajv.addSchema(inlineRefs(m.payload, doc.components.schemas), id);
-    exportsMap[`validate${pascal(name)}`] = id;
-  }
+  // One Ajv per validator, each emitted in its own scope: Ajv numbers its functions per instance, so
+  // a change to one frame's schema rewrites that frame's validators and leaves the others' text as it was.
+  const compiled: string[] = [];
+  const emit = (exportName: string, schema: JsonSchema) => {
+    const ajv = new Ajv({ code: { source: true, lines: true }, strict: true, allowUnionTypes: true, allErrors: false });
+    addFormats(ajv);
+    ajv.addSchema(schema, exportName);
+    const code = standaloneCode(ajv, { [exportName]: exportName }).replace(/^"use strict";/, '');
+    compiled.push(`exports.${exportName} = (function () {\nconst exports = {};\n${code}\nreturn exports.${exportName};\n})();\n`);
+  };
+  for (const [name, m] of messages) emit(`validate${pascal(name)}`, inlineRefs(m.payload, doc.components.schemas));
+  // A wire type's validator tries its messages' validators in turn (what `anyOf` did), so it shares
+  // their code instead of compiling every message a second time; on failure it keeps every branch's
+  // errors in order, as `anyOf` reported them.
   for (const [type, { names }] of types) {
     if (names.length === 1 && names[0] === type) continue;
-    const id = `ws-type:${type}`;
-    ajv.addSchema({ anyOf: names.map((n) => inlineRefs(doc.components.messages[n]!.payload, doc.components.schemas)) }, id);
-    exportsMap[`validate${pascal(type)}`] = id;
+    const members = names.map((n) => `exports.validate${pascal(n)}`).join(', ');
+    compiled.push(`exports.validate${pascal(type)} = (function () {
+const members = [${members}];
+function validate(data) {
+  const errors = [];
+  for (const member of members) {
+    if (member(data)) {
+      validate.errors = null;
+      return true;
+    }
+    errors.push(...(member.errors || []));
   }
-  const validators = `${BANNER.replace('/* eslint-disable */\n', '/* eslint-disable */\n"use strict";\n')}${standaloneCode(ajv, exportsMap).replace(/^"use strict";/, '')}`;
+  validate.errors = errors;
+  return false;
+}
+return validate;
+})();
+`);
+  }
+  const validators = `${BANNER.replace('/* eslint-disable */\n', '/* eslint-disable */\n"use strict";\n')}${compiled.join('')}`;
   const typeNames = [...new Set([...messages.map(([n]) => n), ...types.map(([t]) => t)])].sort((a, b) => a.localeCompare(b));
   const declarations = `${BANNER}import type { ErrorObject } from 'ajv';
 import type { ${typeNames.map((n) => `Ws${pascal(n)}Message`).join(', ')} } from './ws';
