@@ -19462,7 +19462,7 @@ export const openapiDocument = {
           "audit"
         ],
         "summary": "Record a user-scope audit event from a trusted service (login, MFA, OAuth grants).",
-        "description": "A system key holding `audit:ingest` only (a `audit:*` grant counts; a bare `*:*` does\nnot). Any other principal gets 403, anonymous 401. The row is forced to user scope with\nno account.\n",
+        "description": "A system key holding `audit:ingest` only (a `audit:*` grant counts; a bare `*:*` does\nnot). Any other principal gets 403, anonymous 401. The row is forced to user scope with\nno account. `metadata` is at most `audit.max_metadata_bytes` (default 65536) bytes as JSON\ntext: larger is 400 VALIDATION_ERROR `metadata must be at most 65536 bytes as JSON`.\n",
         "x-auth": "system-key",
         "x-permission": "audit:ingest",
         "requestBody": {
@@ -19503,7 +19503,8 @@ export const openapiDocument = {
                   },
                   "metadata": {
                     "type": "object",
-                    "additionalProperties": true
+                    "additionalProperties": true,
+                    "description": "At most `audit.max_metadata_bytes` (default 65536) bytes as JSON text."
                   }
                 }
               }

@@ -4274,7 +4274,8 @@ export interface paths {
          * Record a user-scope audit event from a trusted service (login, MFA, OAuth grants).
          * @description A system key holding `audit:ingest` only (a `audit:*` grant counts; a bare `*:*` does
          *     not). Any other principal gets 403, anonymous 401. The row is forced to user scope with
-         *     no account.
+         *     no account. `metadata` is at most `audit.max_metadata_bytes` (default 65536) bytes as JSON
+         *     text: larger is 400 VALIDATION_ERROR `metadata must be at most 65536 bytes as JSON`.
          */
         post: operations["ingestAuditEvent"];
         delete?: never;
@@ -19678,6 +19679,7 @@ export interface operations {
             content: {
                 "application/json": {
                     ip_address?: string | null;
+                    /** @description At most `audit.max_metadata_bytes` (default 65536) bytes as JSON text. */
                     metadata?: {
                         [key: string]: unknown;
                     };

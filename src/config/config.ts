@@ -211,6 +211,8 @@ export interface Config {
    * does not fit waits up to `read_wait_ms`, then answers 503 with `Retry-After`.
    */
   events: { max_raw_bytes: number; page_max_bytes: number; read_budget_bytes: number; read_wait_ms: number };
+  /** `max_metadata_bytes` bounds the `metadata` of an ingested audit row as JSON text (larger: 400 VALIDATION_ERROR). */
+  audit: { max_metadata_bytes: number };
   http: {
     trust_proxy: boolean | number | string;
     /** Validate every REST response against the OpenAPI document (on in tests). */
@@ -379,6 +381,7 @@ export const configDefaults = (env: Env): Omit<Config, 'version'> => ({
   metrics: { host: '127.0.0.1', port: 9464 },
   memory: { kept_bytes: 64 * 1024 * 1024 },
   events: { max_raw_bytes: 64 * 1024, page_max_bytes: 1024 * 1024, read_budget_bytes: 32 * 1024 * 1024, read_wait_ms: 1000 },
+  audit: { max_metadata_bytes: 64 * 1024 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
   // Production serves no security.txt until a contact is configured (never the placeholder).
   security_txt: { contact: env === 'production' ? null : 'mailto:security@example.com', expires: null },

@@ -303,6 +303,14 @@ export const configSchema = {
         read_wait_ms: { type: 'integer', minimum: 0, maximum: 60_000, description: 'How long a read that does not fit the budget waits before answering 503 with Retry-After, in milliseconds.' },
       },
     },
+    audit: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Bounds of the audit log\'s stored rows.',
+      properties: {
+        max_metadata_bytes: { type: 'integer', minimum: 1024, maximum: 1_048_576, description: 'Largest `metadata` of a row ingested by a trusted service (POST /v1/internal/audit-ingest) as JSON text (larger: 400 VALIDATION_ERROR).' },
+      },
+    },
     rate_limits: {
       type: 'object',
       additionalProperties: false,

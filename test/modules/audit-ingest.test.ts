@@ -119,7 +119,18 @@ describe('audit log', () => {
         ['metadata as an array', () => ({ user_id: user.userId, type: 'user:login', metadata: [1, 2] })],
         ['metadata as a string', () => ({ user_id: user.userId, type: 'user:login', metadata: 'hello' })],
         ['metadata as null', () => ({ user_id: user.userId, type: 'user:login', metadata: null })],
+        ['metadata past 65536 bytes as JSON', () => ({ user_id: user.userId, type: 'user:login', metadata: { blob: 'x'.repeat(65_536 - 11 + 1) } })],
+        ['metadata past the bound in multi-byte characters', () => ({ user_id: user.userId, type: 'user:login', metadata: { blob: 'é'.repeat(32_768) } })],
       ];
+
+      test('metadata of exactly 65536 bytes as JSON is recorded; one byte more is refused naming the bound', async () => {
+        const fits = { blob: 'x'.repeat(65_536 - 11) }; // {"blob":"…"} adds 11 bytes
+        expect(Buffer.byteLength(JSON.stringify(fits))).toBe(65_536);
+        expect((await ingest({ user_id: user.userId, type: 'user:login', metadata: fits })).status).toBe(201);
+        const res = await ingest({ user_id: user.userId, type: 'user:login', metadata: { blob: `${fits.blob}x` } });
+        expect(res.status).toBe(400);
+        expect(res.body.message).toBe('metadata must be at most 65536 bytes as JSON');
+      });
 
       test.each(cases)('%s', async (_name, body) => {
         const before = (await userRows()).total;

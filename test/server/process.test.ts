@@ -135,6 +135,8 @@ describe('the service process', () => {
         redis_prefix: `proc:${randomBytes(4).toString('hex')}:`,
         auth: { system_keys: [ingest.config] },
         http: { shutdown_grace_ms: graceMs },
+        // Rows of 800 KB metadata (the bound is 64 KB unless an operator raises it).
+        audit: { max_metadata_bytes: 1_048_576 },
       }),
     );
     const env: Record<string, string> = { PORT: '0', SVC_CONFIG: configFile, SVC_DATA_DIR: path.join(dir, 'drain-data') };

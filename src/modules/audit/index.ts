@@ -25,10 +25,10 @@ declare module '../contract' {
 export const auditModule = defineModule({
   name: 'audit',
   migrations: auditMigrations,
-  build: ({ db }) => {
+  build: ({ db, config }) => {
     const resolvers: NameResolver[] = [];
     const names: NameResolver = async (ids) => (await Promise.all(resolvers.map((resolve) => resolve(ids)))).flat();
-    const service = createAuditService({ repo: createAuditRepo(db.knex), names });
+    const service = createAuditService({ repo: createAuditRepo(db.knex), names, maxMetadataBytes: config.audit.max_metadata_bytes });
     return {
       api: { ...service, resolveNamesWith: (resolver: NameResolver) => void resolvers.push(resolver) },
       rest: createAuditRest(service),

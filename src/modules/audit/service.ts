@@ -8,11 +8,12 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
+import { UUID_RE } from '../../infra/ids';
+import { jsonTextWithin } from '../../infra/json-bytes';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { auditMessages } from './errors';
 import type { AuditRepo } from './repo';
 import type { AuditItem, AuditRecord, AuditScope, ResolvedName, ResolvedNameRow } from './types';
-import { UUID_RE } from '../../infra/ids';
 
 export type { AuditItem, AuditScope, ResolvedName } from './types';
 
@@ -62,7 +63,7 @@ function referencedIds(row: AuditRecord): { users: string[]; accounts: string[];
   return { users: clean(users), accounts: clean(accounts), roles: clean(roles) };
 }
 
-export function createAuditService(deps: { repo: AuditRepo; names: NameResolver }) {
+export function createAuditService(deps: { repo: AuditRepo; names: NameResolver; maxMetadataBytes: number }) {
   const { repo } = deps;
 
   async function page(query: { scope?: AuditScope; userId?: string; accountId?: string }, filter: AuditFilter, request: PageRequest): Promise<AuditPage> {
@@ -140,6 +141,10 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
       if (!(INGESTIBLE_TYPES as readonly string[]).includes(input.type)) throw AppError.validation(auditMessages.unsupportedType(input.type));
       const metadata = input.metadata ?? {};
       if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw AppError.validation(auditMessages.metadataNotObject);
+      if (jsonTextWithin(metadata, deps.maxMetadataBytes) === null) {
+        const message = auditMessages.metadataTooLarge(deps.maxMetadataBytes);
+        throw AppError.validation(message, { fields: [{ field: 'metadata', message }] });
+      }
       const id = await this.record({
         scope: 'user',
         type: input.type,
