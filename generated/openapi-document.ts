@@ -28616,13 +28616,38 @@ export const openapiDocument = {
         ],
         "properties": {
           "name": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "name is required",
+              "pattern": "name is required"
+            },
             "type": "string",
-            "maxLength": 100
+            "minLength": 1,
+            "maxLength": 100,
+            "pattern": "\\S",
+            "description": "Not blank."
           },
           "slug": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "Slug must be between 3 and 50 characters",
+              "maxLength": "Slug must be between 3 and 50 characters",
+              "pattern ^[a-z]": "Slug must start with a lowercase letter",
+              "pattern ^[a-z0-9-]*$": "Slug must contain only lowercase letters, digits, and hyphens"
+            },
             "type": "string",
-            "maxLength": 100,
-            "example": "my-team"
+            "minLength": 3,
+            "maxLength": 50,
+            "allOf": [
+              {
+                "pattern": "^[a-z]"
+              },
+              {
+                "pattern": "^[a-z0-9-]*$"
+              }
+            ],
+            "example": "my-team",
+            "description": "3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens (the developer slug rules)."
           },
           "description": {
             "type": "string",

@@ -6309,9 +6309,13 @@ export interface components {
         CreateDeveloperTeamRequest: {
             description?: string | null;
             github_url?: string | null;
+            /** @description Not blank. */
             name: string;
-            /** @example my-team */
-            slug: string;
+            /**
+             * @description 3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens (the developer slug rules).
+             * @example my-team
+             */
+            slug: string & (unknown & unknown);
             website_url?: string | null;
         };
         CreateDeveloperTeamRoleRequest: {

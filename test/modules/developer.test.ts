@@ -7,6 +7,7 @@
  * and teams (CRUD, members, invite codes, custom roles, cached team permissions dropped on change).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { openapiDocument } from '../../generated/openapi-document';
 import { defaultTeamRoles, teamPermissions } from '../../src/auth/registry';
 import { createSecretBox } from '../../src/auth/secrets';
 import { gql, useTestApp } from '../helpers/app';
@@ -569,6 +570,13 @@ describe('developer portal', () => {
 
   // =============================================================================================
   describe('teams', () => {
+    test('the spec declares the team slug and name rules the service enforces (the developer slug rules; a blank name is refused)', () => {
+      const schemas = openapiDocument.components.schemas as unknown as Record<string, { properties: Record<string, Record<string, unknown>> }>;
+      const rules = ({ example: _e, description: _d, ...rest }: Record<string, unknown>) => rest;
+      expect(rules(schemas.CreateDeveloperTeamRequest!.properties.slug!)).toEqual(rules(schemas.SubmitDeveloperApplicationRequest!.properties.slug!));
+      expect(schemas.CreateDeveloperTeamRequest!.properties.name).toMatchObject({ minLength: 1, pattern: '\\S', 'x-error-message': { pattern: 'name is required' } });
+    });
+
     test('create (developers only; slug rules), list, read, update; the permission list', async () => {
       const user = await devLogin(t);
       expectRestError(await api(t, 'POST', '/developer/teams', { token: user.accessToken, body: { name: 'x', slug: slugOf() } }), 403, DEVELOPER_ONLY);
