@@ -682,7 +682,7 @@ export type MutationDeleteAccountServiceKeyArgs = {
 
 
 export type MutationAdminUpdateApiKeyArgs = {
-  kind: ApiKeyKind;
+  kind: AdminApiKeyKind;
   id: Scalars['UUID']['input'];
   label: Scalars['String']['input'];
   permissions: Array<Scalars['String']['input']>;
@@ -690,13 +690,13 @@ export type MutationAdminUpdateApiKeyArgs = {
 
 
 export type MutationAdminRotateApiKeyArgs = {
-  kind: ApiKeyKind;
+  kind: AdminApiKeyKind;
   id: Scalars['UUID']['input'];
 };
 
 
 export type MutationAdminDeleteApiKeyArgs = {
-  kind: ApiKeyKind;
+  kind: AdminApiKeyKind;
   id: Scalars['UUID']['input'];
 };
 
@@ -1225,6 +1225,11 @@ export type ApiKeyKind =
   | 'SERVICE'
   | 'DEVELOPER';
 
+/** The key kinds an operator manages: PERSONAL (lm_usr_) and SERVICE (lm_svc_), as REST's /v1/admin/api-keys/{kind} routes them. */
+export type AdminApiKeyKind =
+  | 'PERSONAL'
+  | 'SERVICE';
+
 /** One assignable scope: key is resource:action. */
 export type ApiKeyPermission = {
   __typename?: 'ApiKeyPermission';
@@ -1280,7 +1285,7 @@ export type CreateAccountServiceKeyResult = {
 export type AdminApiKey = {
   __typename?: 'AdminApiKey';
   id: Scalars['UUID']['output'];
-  kind: ApiKeyKind;
+  kind: AdminApiKeyKind;
   accountId: Scalars['UUID']['output'];
   userId: Maybe<Scalars['UUID']['output']>;
   createdBy: Maybe<Scalars['UUID']['output']>;
@@ -2860,6 +2865,7 @@ export type ResolversTypes = {
   CreateAdminRoleInput: CreateAdminRoleInput;
   UpdateAdminRoleInput: UpdateAdminRoleInput;
   ApiKeyKind: ApiKeyKind;
+  AdminApiKeyKind: AdminApiKeyKind;
   ApiKeyPermission: ResolverTypeWrapper<ApiKeyPermission>;
   UserApiKey: ResolverTypeWrapper<UserApiKey>;
   AccountServiceKey: ResolverTypeWrapper<AccountServiceKey>;
@@ -3494,7 +3500,7 @@ export type CreateAccountServiceKeyResultResolvers<ContextType = GraphQLContext,
 
 export type AdminApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminApiKey'] = ResolversParentTypes['AdminApiKey']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  kind?: Resolver<ResolversTypes['ApiKeyKind'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['AdminApiKeyKind'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
   createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;

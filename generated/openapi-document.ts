@@ -3911,9 +3911,6 @@ export const openapiDocument = {
     "/admin/api-keys/{kind}/{id}": {
       "patch": {
         "operationId": "adminUpdateApiKey",
-        "x-graphql-differs": {
-          "kind": "GraphQL shares one ApiKeyKind enum (DEVELOPER too) across key kinds; the admin resolvers refuse DEVELOPER as REST does not route it"
-        },
         "tags": [
           "apikeys"
         ],
@@ -4044,9 +4041,6 @@ export const openapiDocument = {
       },
       "delete": {
         "operationId": "adminDeleteApiKey",
-        "x-graphql-differs": {
-          "kind": "GraphQL shares one ApiKeyKind enum (DEVELOPER too) across key kinds; the admin resolvers refuse DEVELOPER as REST does not route it"
-        },
         "tags": [
           "apikeys"
         ],
@@ -4124,9 +4118,6 @@ export const openapiDocument = {
     "/admin/api-keys/{kind}/{id}/rotate": {
       "post": {
         "operationId": "adminRotateApiKey",
-        "x-graphql-differs": {
-          "kind": "GraphQL shares one ApiKeyKind enum (DEVELOPER too) across key kinds; the admin resolvers refuse DEVELOPER as REST does not route it"
-        },
         "tags": [
           "apikeys"
         ],
@@ -27146,9 +27137,6 @@ export const openapiDocument = {
         }
       },
       "AdminApiKey": {
-        "x-graphql-differs": {
-          "kind": "GraphQL shares one ApiKeyKind enum (DEVELOPER too) across key kinds; an admin listing holds personal and service keys only"
-        },
         "type": "object",
         "additionalProperties": false,
         "required": [

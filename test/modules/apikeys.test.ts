@@ -61,9 +61,9 @@ const Q = {
   deleteServiceKey: 'mutation($id: UUID!) { deleteAccountServiceKey(id: $id) { success id } }',
   adminAccountApiKeys: `query($id: UUID!) { adminAccountApiKeys(accountId: $id) { ${ADMIN_KEY_FIELDS} } }`,
   adminUserApiKeys: `query($id: UUID!) { adminUserApiKeys(userId: $id) { ${ADMIN_KEY_FIELDS} } }`,
-  adminUpdateApiKey: `mutation($kind: ApiKeyKind!, $id: UUID!, $label: String!, $permissions: [String!]!) { adminUpdateApiKey(kind: $kind, id: $id, label: $label, permissions: $permissions) { ${ADMIN_KEY_FIELDS} } }`,
-  adminRotateApiKey: `mutation($kind: ApiKeyKind!, $id: UUID!) { adminRotateApiKey(kind: $kind, id: $id) { key apiKey { ${ADMIN_KEY_FIELDS} } } }`,
-  adminDeleteApiKey: 'mutation($kind: ApiKeyKind!, $id: UUID!) { adminDeleteApiKey(kind: $kind, id: $id) }',
+  adminUpdateApiKey: `mutation($kind: AdminApiKeyKind!, $id: UUID!, $label: String!, $permissions: [String!]!) { adminUpdateApiKey(kind: $kind, id: $id, label: $label, permissions: $permissions) { ${ADMIN_KEY_FIELDS} } }`,
+  adminRotateApiKey: `mutation($kind: AdminApiKeyKind!, $id: UUID!) { adminRotateApiKey(kind: $kind, id: $id) { key apiKey { ${ADMIN_KEY_FIELDS} } } }`,
+  adminDeleteApiKey: 'mutation($kind: AdminApiKeyKind!, $id: UUID!) { adminDeleteApiKey(kind: $kind, id: $id) }',
   adminSystemKeyPermissions: 'query { adminSystemKeyPermissions { permission category } }',
 } as const;
 
@@ -582,6 +582,17 @@ describe('API keys', () => {
       expect(rows).toHaveLength(2);
       expect(rows[0]).toMatchObject({ scope: 'system', actor_id: op.userId, account_id: owner.accountId });
       expect(await api(t, 'DELETE', `/admin/api-keys/personal/${personal.id}`, { token: owner.accessToken })).toMatchObject({ status: 403 });
+    });
+
+    test('GraphQL offers operators the kinds REST routes (PERSONAL, SERVICE), so DEVELOPER is refused by the schema on both protocols', async () => {
+      const op = await operator();
+      const kinds = await gql(t.url, '{ __type(name: "AdminApiKeyKind") { enumValues { name } } }', {}, bearer(op.accessToken));
+      expect((kinds.body.data as { __type: { enumValues: { name: string }[] } }).__type.enumValues.map((v) => v.name)).toEqual(['PERSONAL', 'SERVICE']);
+      const id = randomUUID();
+      expect(await api(t, 'DELETE', `/admin/api-keys/developer/${id}`, { token: op.accessToken })).toMatchObject({ status: 400, body: { error: 'VALIDATION_ERROR' } });
+      const viaGql = await gql(t.url, Q.adminDeleteApiKey, { kind: 'DEVELOPER', id }, bearer(op.accessToken));
+      expect(viaGql.status).toBe(400);
+      expect(viaGql.body.errors?.[0]?.message).toMatch(/AdminApiKeyKind/);
     });
   });
 
