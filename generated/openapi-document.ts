@@ -5632,6 +5632,36 @@ export const openapiDocument = {
                 "required": [
                   "action"
                 ],
+                "x-error-message": {
+                  "anyOf": "Notes are required to reject a limit request"
+                },
+                "x-error-field": "notes",
+                "allOf": [
+                  {
+                    "anyOf": [
+                      {
+                        "properties": {
+                          "action": {
+                            "enum": [
+                              "approve"
+                            ]
+                          }
+                        }
+                      },
+                      {
+                        "required": [
+                          "notes"
+                        ],
+                        "properties": {
+                          "notes": {
+                            "type": "string",
+                            "pattern": "\\S"
+                          }
+                        }
+                      }
+                    ]
+                  }
+                ],
                 "properties": {
                   "action": {
                     "type": "string",
@@ -11933,6 +11963,36 @@ export const openapiDocument = {
               "schema": {
                 "type": "object",
                 "additionalProperties": false,
+                "x-error-message": {
+                  "anyOf": "A screenshot needs a key or a url"
+                },
+                "x-error-details": false,
+                "allOf": [
+                  {
+                    "anyOf": [
+                      {
+                        "required": [
+                          "key"
+                        ],
+                        "properties": {
+                          "key": {
+                            "type": "string"
+                          }
+                        }
+                      },
+                      {
+                        "required": [
+                          "url"
+                        ],
+                        "properties": {
+                          "url": {
+                            "type": "string"
+                          }
+                        }
+                      }
+                    ]
+                  }
+                ],
                 "properties": {
                   "key": {
                     "type": "string",

@@ -12020,7 +12020,12 @@ export interface operations {
                     /** @enum {string} */
                     action: "approve" | "reject";
                     notes?: string | null;
-                };
+                } & ({
+                    /** @enum {unknown} */
+                    action?: "approve";
+                } | {
+                    notes: string;
+                });
             };
         };
         responses: {
@@ -15444,7 +15449,11 @@ export interface operations {
                     position?: number;
                     /** Format: uri */
                     url?: string | null;
-                };
+                } & ({
+                    key: string;
+                } | {
+                    url: string;
+                });
             };
         };
         responses: {

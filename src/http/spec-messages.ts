@@ -7,7 +7,9 @@
  * map gives one message per keyword (`minLength`, `pattern`, `enum`, ...; `pattern <regex>` for
  * one of several patterns under `allOf`). `{value}` stands for the refused value. The refusal
  * names its field in `details.fields` as the service does, unless `x-error-details: false` says
- * the service's refusal carries no details. Owns only the rewording of the OpenAPI validator's refusals; what is refused
+ * the service's refusal carries no details. A rule over the whole body (an `anyOf` saying which
+ * fields one of is needed, or which a value of another field needs) is worded on the body's schema,
+ * keyed `anyOf`, with `x-error-field` naming the field its details point at. Owns only the rewording of the OpenAPI validator's refusals; what is refused
  * stays the validator's.
  */
 import { openapiDocument } from '../../generated/openapi-document';
@@ -19,6 +21,8 @@ type Schema = {
   items?: Schema;
   'x-error-message'?: string | Record<string, string>;
   'x-error-details'?: boolean;
+  /** On a request body: the field a refusal of a rule over the whole body names. */
+  'x-error-field'?: string;
   content?: Record<string, { schema?: Schema }>;
 };
 interface Parameter {
@@ -61,7 +65,14 @@ interface Request {
 /** The schema an issue's path points at inside the operation, with the value it refused. */
 function located(operation: SpecOperation, req: Request, segments: string[]): { schema: Schema; value: unknown; field: string } | null {
   const [where, name, ...rest] = segments;
-  if (!where || !name) return null;
+  if (!where) return null;
+  if (where === 'body' && !name) {
+    // A rule of the body as a whole (`anyOf` of the fields one of which is needed): the field its
+    // refusal names is the schema's `x-error-field`.
+    const schema = deref(deref(operation.requestBody)?.content?.['application/json']?.schema);
+    return schema ? { schema, value: req.body, field: schema['x-error-field'] ?? '' } : null;
+  }
+  if (!name) return null;
   if (where === 'body') {
     let schema = deref(deref(operation.requestBody)?.content?.['application/json']?.schema);
     let value: unknown = req.body;

@@ -8,6 +8,7 @@
  * The service must answer `accept` cases with anything but 400 VALIDATION_ERROR and `refuse`
  * cases with exactly that, which is what "the spec is the whole contract" means.
  */
+import Ajv from 'ajv';
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type RouteSpec } from '../../generated/rest';
 import { deref, sampleFromSchema } from './harness';
@@ -144,6 +145,17 @@ export function variantsOf(node: unknown, json: boolean): Variant[] {
   return out;
 }
 
+/**
+ * The rules of a body as a whole (`allOf` of `anyOf`s: one of these fields is needed, or a value of
+ * one field needs another), as one check; null when the body declares none.
+ */
+function bodyRules(node: unknown): ((body: unknown) => boolean) | null {
+  const schema = deref(node);
+  if (!Array.isArray(schema?.allOf)) return null;
+  const check = new Ajv({ strict: false }).compile({ allOf: schema.allOf });
+  return (body) => check(body);
+}
+
 /** Sets `value` at `path` inside a copy of `base`. */
 function withValue(base: unknown, path: string[], value: unknown): unknown {
   if (path.length === 0) return value;
@@ -194,6 +206,11 @@ function sample(node: unknown): unknown {
     const keys = [...((schema.required as string[] | undefined) ?? [])];
     const wanted = Number(schema.minProperties ?? 0);
     for (const key of Object.keys(props)) if (keys.length < wanted && !keys.includes(key)) keys.push(key);
+    // A body rule's first branch that names fields: those fields too (`key` of "a key or a url").
+    for (const rule of (schema.allOf as Schema[] | undefined) ?? []) {
+      const branch = ((rule.anyOf as Schema[] | undefined) ?? [])[0];
+      for (const key of (branch?.required as string[] | undefined) ?? []) if (!keys.includes(key)) keys.push(key);
+    }
     const out: Record<string, unknown> = Object.fromEntries(keys.map((k) => [k, sample(props[k])]));
     if (Object.keys(out).length < wanted && typeof schema.additionalProperties === 'object') out.key = sample(schema.additionalProperties);
     return out;
@@ -238,7 +255,12 @@ export function boundaryCases(): OperationCases[] {
       }
     }
     if (bodySchema) {
-      for (const v of bodyVariants(bodySchema, baseBody)) cases.push({ expect: v.expect, what: v.what, path: pathOf(baseParams), query: baseQuery, body: v.body });
+      // A value its property accepts but the body's rules do not (`action: reject` without notes) is refused.
+      const holds = bodyRules(bodySchema);
+      for (const v of bodyVariants(bodySchema, baseBody)) {
+        const expect = v.expect === 'accept' && holds && !holds(v.body) ? 'refuse' : v.expect;
+        cases.push({ expect, what: expect === v.expect ? v.what : `${v.what}, against the body's rules`, path: pathOf(baseParams), query: baseQuery, body: v.body });
+      }
     }
     out.push({ route, cases });
   }

@@ -243,8 +243,14 @@ describe('versions, screenshots, testers', () => {
     const none = await api(t, 'POST', path, { token: dev.accessToken, body: { caption: 'no source' } });
     expect(none.status).toBe(400);
     expect(none.body.message).toBe('A screenshot needs a key or a url');
+    // The rule is the spec's (anyOf key, url): refused before the extension is looked up, nulls included.
+    expect(await api(t, 'POST', `/developer/extensions/${randomUUID()}/screenshots`, { token: dev.accessToken, body: { key: null, url: null } })).toMatchObject({
+      status: 400,
+      body: { error: 'VALIDATION_ERROR', message: 'A screenshot needs a key or a url' },
+    });
+    expect((await api(t, 'POST', path, { token: dev.accessToken, body: { key: 'uploads/c.png', url: 'https://cdn.example.test/c.png', position: 3 } })).status).toBe(201);
     const list = await api(t, 'GET', path, { token: dev.accessToken });
-    expect((list.body.data as Json[]).map((s) => s.position)).toEqual([1, 2]);
+    expect((list.body.data as Json[]).map((s) => s.position)).toEqual([1, 2, 3]);
     expect((await api(t, 'DELETE', `${path}/${(first.body.data as Json).id}`, { token: dev.accessToken })).body).toEqual({ success: true });
     const gone = await api(t, 'DELETE', `${path}/${(first.body.data as Json).id}`, { token: dev.accessToken });
     expect(gone.status).toBe(404);
@@ -386,6 +392,11 @@ describe('limit requests', () => {
     expect(noNotes.body).toEqual(expect.objectContaining({ error: 'VALIDATION_ERROR', message: 'Notes are required to reject a limit request' }));
     const blank = await api(t, 'PUT', `/admin/limit-requests/${id}`, { token: admin.accessToken, body: { action: 'reject', notes: '   ' } });
     expect(blank.status).toBe(400);
+    // The rule is the spec's: refused before the request is looked up, naming notes.
+    expect(await api(t, 'PUT', `/admin/limit-requests/${randomUUID()}`, { token: admin.accessToken, body: { action: 'reject', notes: null } })).toMatchObject({
+      status: 400,
+      body: { error: 'VALIDATION_ERROR', message: 'Notes are required to reject a limit request', details: { fields: [{ field: 'notes', message: 'Notes are required to reject a limit request' }] } },
+    });
     const rejected = await api(t, 'PUT', `/admin/limit-requests/${id}`, { token: admin.accessToken, body: { action: 'reject', notes: 'Too much' } });
     expect(rejected.status).toBe(200);
     expect(rejected.body.data).toEqual(expect.objectContaining({ status: 'rejected', review_notes: 'Too much' }));

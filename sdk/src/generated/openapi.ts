@@ -9275,7 +9275,12 @@ export interface operations {
                     /** @enum {string} */
                     action: "approve" | "reject";
                     notes?: string | null;
-                };
+                } & ({
+                    /** @enum {unknown} */
+                    action?: "approve";
+                } | {
+                    notes: string;
+                });
             };
         };
         responses: ErrorResponses & {
@@ -11256,7 +11261,11 @@ export interface operations {
                     position?: number;
                     /** Format: uri */
                     url?: string | null;
-                };
+                } & ({
+                    key: string;
+                } | {
+                    url: string;
+                });
             };
         };
         responses: ErrorResponses & {
