@@ -16444,7 +16444,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Create or replace one secret of an install (write-only; the answer has no value).",
-        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name\nmust be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to\n8192 characters`.\n",
+        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name\nmust be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to\n8192 characters`. Records `account:extension_secret_set` in the account's audit log (who,\nthe install, its extension, the secret's name and whether it replaced one; never the\nvalue).\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
         "x-graphql": "Mutation.setExtensionInstallSecret",
@@ -16552,7 +16552,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Delete one secret of an install.",
-        "description": "404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).",
+        "description": "404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).\nRecords `account:extension_secret_deleted` in the account's audit log (who, the install,\nits extension and the secret's name; never the value).\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
         "x-graphql": "Mutation.deleteExtensionInstallSecret",

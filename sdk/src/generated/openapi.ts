@@ -2949,13 +2949,17 @@ export interface paths {
          *     read of the store, carries the name and timestamps, never the value. 404 `Extension
          *     install not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name
          *     must be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to
-         *     8192 characters`.
+         *     8192 characters`. Records `account:extension_secret_set` in the account's audit log (who,
+         *     the install, its extension, the secret's name and whether it replaced one; never the
+         *     value).
          */
         put: operations["setExtensionInstallSecret"];
         post?: never;
         /**
          * Delete one secret of an install.
          * @description 404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).
+         *     Records `account:extension_secret_deleted` in the account's audit log (who, the install,
+         *     its extension and the secret's name; never the value).
          */
         delete: operations["deleteExtensionInstallSecret"];
         options?: never;
