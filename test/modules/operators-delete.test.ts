@@ -7,7 +7,8 @@
  * account with other members, an unknown id, no permission) answer the same on both protocols.
  */
 import { randomUUID } from 'node:crypto';
-import { gql, useTestApp } from '../helpers/app';
+import { tokenHash } from '../../src/auth/credentials';
+import { gql, services, startTestApp, useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 import { closeSocketsAfterEach, connect, within, type TestSocket } from '../helpers/ws';
 
@@ -185,5 +186,33 @@ describe('operators delete users', () => {
     const anonymous = await api(t, 'DELETE', `/admin/users/${target.userId}`);
     expect(anonymous.status).toBe(401);
     expect((await api(t, 'GET', '/me', { token: target.accessToken })).status).toBe(200);
+  });
+
+  (services.postgres && services.redis ? describe : describe.skip)('two nodes on one PostgreSQL and Redis', () => {
+    test('deleted through node A: node B drops the cached key, refuses every credential and closes the socket it holds', async () => {
+      const b = await startTestApp({ database_url: t.app.config.database_url, redis_prefix: t.app.config.redis_prefix, auth: { bootstrap_admins: [operatorEmail] } });
+      try {
+        const user = await devLogin(t);
+        const created = await api(t, 'POST', '/api-keys', { token: user.accessToken, body: { label: 'two-node', permissions: ['account:read'] } });
+        const key = created.body.data.key as string;
+        // Node B verifies (and caches) the key; a cache write that times out is made again by the next look-up.
+        let cachedOnB: string | null = null;
+        for (let attempt = 0; attempt < 5 && cachedOnB === null; attempt += 1) {
+          expect((await api(b, 'GET', '/account', { token: key })).status).toBe(200);
+          cachedOnB = await b.app.cache.get(`apikey:${tokenHash(key)}`);
+        }
+        expect(cachedOnB).not.toBeNull();
+        const socket = await connect(b.wsUrl, { headers: bearer(user.accessToken) });
+        sockets.push(socket);
+
+        expect((await api(t, 'DELETE', `/admin/users/${user.userId}`, { token: ops.accessToken })).status).toBe(200);
+        expect(await socket.nextMatching((m) => m.type === 'error', 5000)).toMatchObject({ type: 'error', code: 'TOKEN_REVOKED' });
+        expect(await b.app.cache.get(`apikey:${tokenHash(key)}`)).toBeNull();
+        expect((await api(b, 'GET', '/account', { token: key })).status).toBe(401);
+        expect((await api(b, 'GET', '/me', { token: user.accessToken })).status).toBe(401);
+      } finally {
+        await b.stop();
+      }
+    });
   });
 });

@@ -22,7 +22,7 @@ declare module '../contract' {
 
 export const operatorsModule = defineModule({
   name: 'operators',
-  build: ({ db, use, revocations, cache, bus }) => {
+  build: ({ db, use, revocations }) => {
     const service = createOperatorsService({
       repo: createOperatorsRepo(db.knex),
       knex: db.knex,
@@ -34,8 +34,6 @@ export const operatorsModule = defineModule({
       sounds: use('sounds'),
       revocations,
       privacy: use('privacy'),
-      cache,
-      bus,
     });
     return { api: service, rest: createOperatorsRest(service), resolvers: createOperatorsResolvers(service) };
   },

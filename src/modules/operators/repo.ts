@@ -139,9 +139,9 @@ export function createOperatorsRepo(knex: Knex) {
     },
     /**
      * operators.credentialsOfDeletion: what stands on a user and on the accounts going with them, read
-     * before the rows go: open login sessions (by id) and live tokens and keys (by hash, with kind)
+     * before the rows go: open login sessions (by id) and live tokens and keys (by hash)
      */
-    async credentialsOfDeletion(trx: Knex.Transaction, userId: string, accountIds: readonly string[]): Promise<{ sessions: string[]; tokens: { hash: string; kind: string }[] }> {
+    async credentialsOfDeletion(trx: Knex.Transaction, userId: string, accountIds: readonly string[]): Promise<{ sessions: string[]; tokens: string[] }> {
       const sessionRows = (await trx('sessions')
         .where((w) => {
           w.where('user_id', userId);
@@ -155,8 +155,8 @@ export function createOperatorsRepo(knex: Knex) {
           if (accountIds.length) w.orWhereIn('account_id', [...accountIds]);
         })
         .whereNull('revoked_at')
-        .select('token_hash', 'kind')) as { token_hash: string; kind: string }[];
-      return { sessions: sessionRows, tokens: tokenRows.map((r) => ({ hash: r.token_hash.trim(), kind: r.kind })) };
+        .pluck('token_hash')) as string[];
+      return { sessions: sessionRows, tokens: tokenRows.map((hash) => hash.trim()) };
     },
     /** operators.deleteUser: the user's row; its foreign keys cascade to what is theirs (accounts they own included) */
     async deleteUser(trx: Knex.Transaction, id: string): Promise<number> {

@@ -15,18 +15,15 @@
  * memberships, role assignments and the accounts they own alone with it (authorship elsewhere
  * becomes null), with the audit row. It refuses, before writing anything, while they own an
  * account with other members (one rule: nobody else's workspace goes with them), and for oneself
- * and system admins. What stood on them is read before the rows go and closed once committed:
- * cached key look-ups dropped and sockets closed on every node (the access version, bumped by the
- * delete, already makes every node's next request re-read).
+ * and system admins. What stood on them is read before the rows go and announced once committed,
+ * as on suspension: the revocation notices close their sockets and drop the cached key look-ups on
+ * every node (the access version, bumped by the delete, already makes the next request re-read).
  */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import { ANONYMOUS, requireAccountId, type AuthContext } from '../../auth/context';
-import { CACHED_KEY_KINDS, invalidateKey } from '../../auth/store';
-import type { CredentialKind, CredentialResolver } from '../../auth/credentials';
+import type { CredentialResolver } from '../../auth/credentials';
 import type { Revocations } from '../../auth/revocations';
-import type { Bus } from '../../infra/bus';
-import type { Cache } from '../../infra/cache';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
 import { pageOf, type Page, type PageRequest } from '../../paging';
@@ -58,9 +55,6 @@ export interface OperatorsDeps {
   sounds: Pick<ModuleApis['sounds'], 'accountUsage'>;
   revocations: Revocations;
   privacy: Pick<ModuleApis['privacy'], 'eraseUserTraces'>;
-  /** Where cached key look-ups are dropped (src/auth/store.ts `invalidateKey`). */
-  cache: Cache;
-  bus: Bus;
 }
 
 const summaryOf = (user: UserRecord): AdminUserSummary => ({
@@ -203,10 +197,10 @@ export function createOperatorsService(deps: OperatorsDeps) {
         });
         return open;
       });
-      // Committed: every node drops the keys' cached look-ups and closes the sockets that stood on them.
-      for (const token of standing.tokens) if (CACHED_KEY_KINDS.has(token.kind as CredentialKind)) await invalidateKey(deps, token.hash);
+      // Committed: the revocation notices close every socket that stood on them and drop every
+      // node's cached look-up of their keys (the auth module's consumer of the notices).
       for (const session of standing.sessions) await revocations.announce({ credential_id: session, kind: 'session' });
-      await closeTokens(standing.tokens.map((t) => t.hash));
+      await closeTokens(standing.tokens);
     },
 
     async restoreUser(ctx: AuthContext, id: string): Promise<AdminUserDetail> {
