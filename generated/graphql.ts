@@ -485,6 +485,8 @@ export type Mutation = {
   adminSuspendUser: AdminUserDetail;
   /** Lift a user's suspension; REST POST /v1/admin/users/{id}/restore. */
   adminRestoreUser: AdminUserDetail;
+  /** Delete a user and erase their personal data; accounts they own alone go with them; REST DELETE /v1/admin/users/{id}. */
+  adminDeleteUser: Scalars['Boolean']['output'];
   /** Set a user's max_accounts_override and developer override; REST PATCH /v1/admin/users/{id}/overrides. */
   adminUpdateUserOverrides: AdminUserDetail;
   /** Replace the user roles a user holds; REST PUT /v1/admin/users/{id}/user-roles. */
@@ -840,6 +842,11 @@ export type MutationAdminSuspendUserArgs = {
 
 
 export type MutationAdminRestoreUserArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminDeleteUserArgs = {
   id: Scalars['UUID']['input'];
 };
 
@@ -3310,6 +3317,7 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
   adminSuspendUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminSuspendUserArgs, 'id'>>;
   adminRestoreUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminRestoreUserArgs, 'id'>>;
+  adminDeleteUser: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteUserArgs, 'id'>>;
   adminUpdateUserOverrides: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminUpdateUserOverridesArgs, 'id' | 'input'>>;
   adminSetUserRoles: Resolver<Array<ResolversTypes['UserRoleInfo']>, ParentType, ContextType, RequireFields<MutationAdminSetUserRolesArgs, 'id' | 'roleIds'>>;
   adminSuspendAccount: Resolver<ResolversTypes['AdminAccountSummary'], ParentType, ContextType, RequireFields<MutationAdminSuspendAccountArgs, 'id'>>;

@@ -7319,6 +7319,69 @@ export const openapiDocument = {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
+      },
+      "delete": {
+        "operationId": "adminDeleteUser",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Delete a user and erase their personal data (one transaction; every credential refused at once).",
+        "description": "Erases the user the way a privacy erasure does, in one transaction with its audit row:\nthe user row (e-mail address, display name, avatar, settings and overrides) is deleted\nand with it their login identities, login sessions (so their access and refresh tokens),\npersonal API keys and every other token they hold, notifications, memberships, invites,\nuser and admin role assignments, presets, connections, developer profile and votes;\nmail queued or kept for them in the outbox is removed, and the client address and user\nagent of the audit rows they appear in are cleared (the rows stay, naming them by id\nonly). Ideas and comments they wrote stay with no author (`author_id` null), as do the\nrows they created elsewhere (`created_by` null).\n\nAccounts they own: an account whose only member is the user is dissolved with them (as\n`dissolveAccount`: everything in it goes). While they own an account that has other\nmembers nothing is deleted: 409 CONFLICT `Cannot delete user: they own N account(s) with\nother members. Dissolve those accounts or remove their members first.` (the accounts are\nthe `is_owner` ones of `GET /v1/admin/users/{id}`).\n\nOnce committed, every credential of the user (and of the accounts dissolved) is refused\non every node with 401 at its next request, and every socket standing on one closes\n(TOKEN_REVOKED), as on suspension. An operator cannot delete themselves (409 CONFLICT\n`You cannot delete yourself`), nor a system admin (a holder of any admin role: 409\nCONFLICT `Cannot delete a system admin: take away their admin roles first`). Unknown or\nalready deleted: 404 `User not found`. Records `system:user_deleted` (the user's id, the\nids of the accounts dissolved and what was erased, counted; never the e-mail address or\nname). Gate: the admin `users:delete`.\n",
+        "x-permission": "users:delete",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminDeleteUser",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
       }
     },
     "/admin/users/{id}/login-connections": {
@@ -16495,7 +16558,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Create or replace one secret of an install (write-only; the answer has no value).",
-        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name\nmust be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to\n8192 characters`.\n",
+        "description": "Seals `value` at rest and stores it under `name` for this install only (at most 100\nsecrets an install: 409 `Too many secrets for this install`). The answer, like every\nread of the store, carries the name and timestamps, never the value. 404 `Extension\ninstall not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name\nmust be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to\n8192 characters`. Records `account:extension_secret_set` in the account's audit log (who,\nthe install, its extension, the secret's name and whether it replaced one; never the\nvalue).\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
         "x-graphql": "Mutation.setExtensionInstallSecret",
@@ -16603,7 +16666,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Delete one secret of an install.",
-        "description": "404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).",
+        "description": "404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).\nRecords `account:extension_secret_deleted` in the account's audit log (who, the install,\nits extension and the secret's name; never the value).\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
         "x-graphql": "Mutation.deleteExtensionInstallSecret",

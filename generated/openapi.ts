@@ -1567,7 +1567,34 @@ export interface paths {
         get: operations["adminUser"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a user and erase their personal data (one transaction; every credential refused at once).
+         * @description Erases the user the way a privacy erasure does, in one transaction with its audit row:
+         *     the user row (e-mail address, display name, avatar, settings and overrides) is deleted
+         *     and with it their login identities, login sessions (so their access and refresh tokens),
+         *     personal API keys and every other token they hold, notifications, memberships, invites,
+         *     user and admin role assignments, presets, connections, developer profile and votes;
+         *     mail queued or kept for them in the outbox is removed, and the client address and user
+         *     agent of the audit rows they appear in are cleared (the rows stay, naming them by id
+         *     only). Ideas and comments they wrote stay with no author (`author_id` null), as do the
+         *     rows they created elsewhere (`created_by` null).
+         *
+         *     Accounts they own: an account whose only member is the user is dissolved with them (as
+         *     `dissolveAccount`: everything in it goes). While they own an account that has other
+         *     members nothing is deleted: 409 CONFLICT `Cannot delete user: they own N account(s) with
+         *     other members. Dissolve those accounts or remove their members first.` (the accounts are
+         *     the `is_owner` ones of `GET /v1/admin/users/{id}`).
+         *
+         *     Once committed, every credential of the user (and of the accounts dissolved) is refused
+         *     on every node with 401 at its next request, and every socket standing on one closes
+         *     (TOKEN_REVOKED), as on suspension. An operator cannot delete themselves (409 CONFLICT
+         *     `You cannot delete yourself`), nor a system admin (a holder of any admin role: 409
+         *     CONFLICT `Cannot delete a system admin: take away their admin roles first`). Unknown or
+         *     already deleted: 404 `User not found`. Records `system:user_deleted` (the user's id, the
+         *     ids of the accounts dissolved and what was erased, counted; never the e-mail address or
+         *     name). Gate: the admin `users:delete`.
+         */
+        delete: operations["adminDeleteUser"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3704,13 +3731,17 @@ export interface paths {
          *     read of the store, carries the name and timestamps, never the value. 404 `Extension
          *     install not found`. A name outside the pattern gives 400 VALIDATION_ERROR `Secret name
          *     must be 1 to 100 letters, digits, _, . or -`; an empty value `Secret value must be 1 to
-         *     8192 characters`.
+         *     8192 characters`. Records `account:extension_secret_set` in the account's audit log (who,
+         *     the install, its extension, the secret's name and whether it replaced one; never the
+         *     value).
          */
         put: operations["setExtensionInstallSecret"];
         post?: never;
         /**
          * Delete one secret of an install.
          * @description 404 `Extension install not found` or `Extension secret not found` (`extension-store:configure`).
+         *     Records `account:extension_secret_deleted` in the account's audit log (who, the install,
+         *     its extension and the secret's name; never the value).
          */
         delete: operations["deleteExtensionInstallSecret"];
         options?: never;
@@ -12961,6 +12992,50 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminDeleteUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

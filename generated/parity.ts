@@ -360,6 +360,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminDeleteUser",
+    "method": "delete",
+    "path": "/v1/admin/users/{id}",
+    "graphql": "Mutation.adminDeleteUser",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:delete"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminDeleteUserSettingPreset",
     "method": "delete",
     "path": "/v1/admin/setting-presets/{id}",
@@ -2268,6 +2285,7 @@ export const operationModules = {
   "adminDeletePlan": "plans",
   "adminDeleteRole": "admin",
   "adminDeleteSystemKey": "apikeys",
+  "adminDeleteUser": "operators",
   "adminDeleteUserSettingPreset": "presets",
   "adminDeveloperApplication": "developer",
   "adminDeveloperApplications": "developer",
@@ -2670,6 +2688,7 @@ export const graphqlFieldModules = {
   "Mutation.updateNotificationPreference": "notifications",
   "Mutation.adminSuspendUser": "operators",
   "Mutation.adminRestoreUser": "operators",
+  "Mutation.adminDeleteUser": "operators",
   "Mutation.adminUpdateUserOverrides": "operators",
   "Mutation.adminSetUserRoles": "operators",
   "Mutation.adminSuspendAccount": "operators",

@@ -36,6 +36,7 @@ export type OperationId =
   | 'adminDeletePlan'
   | 'adminDeleteRole'
   | 'adminDeleteSystemKey'
+  | 'adminDeleteUser'
   | 'adminDeleteUserSettingPreset'
   | 'adminDeveloperApplication'
   | 'adminDeveloperApplications'
@@ -400,6 +401,8 @@ export interface RestHandlers<Context> {
   adminDeleteRole(request: RestRequest<'adminDeleteRole'>, context: Context): Promise<RestResponse<'adminDeleteRole'>>;
   /** DELETE /v1/admin/system-keys/{id} */
   adminDeleteSystemKey(request: RestRequest<'adminDeleteSystemKey'>, context: Context): Promise<RestResponse<'adminDeleteSystemKey'>>;
+  /** DELETE /v1/admin/users/{id} */
+  adminDeleteUser(request: RestRequest<'adminDeleteUser'>, context: Context): Promise<RestResponse<'adminDeleteUser'>>;
   /** DELETE /v1/admin/setting-presets/{id} */
   adminDeleteUserSettingPreset(request: RestRequest<'adminDeleteUserSettingPreset'>, context: Context): Promise<RestResponse<'adminDeleteUserSettingPreset'>>;
   /** GET /v1/admin/developer-applications/{id} */
@@ -988,6 +991,7 @@ export interface DomainResults {
   adminDeletePlan: { 204: Camelize<Wire<'adminDeletePlan', 204>> };
   adminDeleteRole: { 200: Camelize<Wire<'adminDeleteRole', 200>> };
   adminDeleteSystemKey: { 200: Camelize<Wire<'adminDeleteSystemKey', 200>> };
+  adminDeleteUser: { 200: Camelize<Wire<'adminDeleteUser', 200>> };
   adminDeleteUserSettingPreset: { 204: Camelize<Wire<'adminDeleteUserSettingPreset', 204>> };
   adminDeveloperApplication: { 200: Camelize<DataOf<Wire<'adminDeveloperApplication', 200>>> };
   adminDeveloperApplications: { 200: Camelize<Wire<'adminDeveloperApplications', 200>> };
@@ -1292,6 +1296,7 @@ export interface DefaultStatus {
   adminDeletePlan: 204;
   adminDeleteRole: 200;
   adminDeleteSystemKey: 200;
+  adminDeleteUser: 200;
   adminDeleteUserSettingPreset: 204;
   adminDeveloperApplication: 200;
   adminDeveloperApplications: 200;
@@ -1633,6 +1638,8 @@ export interface RestOperations<Context> {
   adminDeleteRole(request: DomainRequest<'adminDeleteRole'>, context: Context): Promise<DomainResult<'adminDeleteRole'>>;
   /** DELETE /v1/admin/system-keys/{id} (bare) */
   adminDeleteSystemKey(request: DomainRequest<'adminDeleteSystemKey'>, context: Context): Promise<DomainResult<'adminDeleteSystemKey'>>;
+  /** DELETE /v1/admin/users/{id} (bare) */
+  adminDeleteUser(request: DomainRequest<'adminDeleteUser'>, context: Context): Promise<DomainResult<'adminDeleteUser'>>;
   /** DELETE /v1/admin/setting-presets/{id} (bare) */
   adminDeleteUserSettingPreset(request: DomainRequest<'adminDeleteUserSettingPreset'>, context: Context): Promise<DomainResult<'adminDeleteUserSettingPreset'>>;
   /** GET /v1/admin/developer-applications/{id} (single) */
@@ -3270,6 +3277,45 @@ export const routes: readonly RouteSpec[] = [
       "feature": null
     },
     "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "adminDeleteUser",
+    "method": "delete",
+    "path": "/v1/admin/users/{id}",
+    "expressPath": "/v1/admin/users/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminDeleteUser",
     "internal": false,
     "responses": {
       "200": "application/json",

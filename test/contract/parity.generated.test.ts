@@ -33,6 +33,7 @@ describeTwinContract(fixtures, twin('adminCreateRole'));
 describeTwinContract(fixtures, twin('adminDeleteApiKey'));
 describeTwinContract(fixtures, twin('adminDeletePlan'));
 describeTwinContract(fixtures, twin('adminDeleteRole'));
+describeTwinContract(fixtures, twin('adminDeleteUser'));
 describeTwinContract(fixtures, twin('adminDeleteUserSettingPreset'));
 describeTwinContract(fixtures, twin('adminEraseChatSubject'));
 describeTwinContract(fixtures, twin('adminErasePlatformBMember'));

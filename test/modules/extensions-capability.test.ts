@@ -360,3 +360,51 @@ describe('the secret store over GraphQL', () => {
     expect((await gql(t.url, SET, { installId: own.id, name: 'one_more', value: 'v' }, bearer(owner.accessToken))).body.errors).toBeUndefined();
   });
 });
+
+describe('audit rows of the secret store', () => {
+  const SET = 'mutation($installId: UUID!, $name: String!, $value: String!) { setExtensionInstallSecret(installId: $installId, name: $name, value: $value) { name } }';
+  const DELETE = 'mutation($installId: UUID!, $name: String!) { deleteExtensionInstallSecret(installId: $installId, name: $name) }';
+
+  test('every set and delete, on both protocols, is in the account\'s audit log with who, the install and the name, never the value', async () => {
+    const ext = await publishedExtension('Audited vault');
+    const owner = await devLogin(t);
+    const own = await install(owner, ext, ['events:read']);
+    const administrator = await joinAccount(t, owner, await devLogin(t), { role: 'administrator' });
+    const secrets = `/extension-installs/${own.id}/secrets`;
+    const values = ['sk-audit-first-7f3a', 'sk-audit-second-91bc', 'whsec-audit-graphql-55de'];
+
+    expect((await api(t, 'PUT', `${secrets}/api_key`, { token: owner.accessToken, body: { value: values[0] } })).status).toBe(200);
+    expect((await api(t, 'PUT', `${secrets}/api_key`, { token: administrator.accessToken, body: { value: values[1] } })).status).toBe(200);
+    const gSet = await gql(t.url, SET, { installId: own.id, name: 'hook.secret', value: values[2] }, bearer(owner.accessToken));
+    expect(gSet.body.data).toEqual({ setExtensionInstallSecret: { name: 'hook.secret' } });
+    const gDelete = await gql(t.url, DELETE, { installId: own.id, name: 'hook.secret' }, bearer(administrator.accessToken));
+    expect(gDelete.body.data).toEqual({ deleteExtensionInstallSecret: true });
+    expect((await api(t, 'DELETE', `${secrets}/api_key`, { token: owner.accessToken })).status).toBe(200);
+    // Refused writes leave no row.
+    expect((await api(t, 'DELETE', `${secrets}/api_key`, { token: owner.accessToken })).status).toBe(404);
+    expect((await api(t, 'PUT', `${secrets}/bad name!`, { token: owner.accessToken, body: { value: 'x' } })).status).toBe(400);
+
+    const rowsOf = async (type: string) => {
+      const log = await api(t, 'GET', '/account/audit-log', { token: owner.accessToken, query: { type } });
+      expect(log.status).toBe(200);
+      return log.body.items as Json[];
+    };
+    /** The same rows in any order (two writes may share a millisecond). */
+    const sameRows = (got: Json[], want: unknown[]) => {
+      expect(got).toHaveLength(want.length);
+      expect(got).toEqual(expect.arrayContaining(want));
+    };
+    const row = (actor: LoggedIn, name: string, extra: Json = {}) =>
+      expect.objectContaining({ scope: 'account', account_id: owner.accountId, user_id: actor.userId, actor_id: actor.userId, metadata: { install_id: own.id, extension_id: ext.id, name, ...extra } });
+    const set = await rowsOf('account:extension_secret_set');
+    sameRows(set, [row(owner, 'api_key', { replaced: false }), row(administrator, 'api_key', { replaced: true }), row(owner, 'hook.secret', { replaced: false })]);
+    const deleted = await rowsOf('account:extension_secret_deleted');
+    sameRows(deleted, [row(administrator, 'hook.secret'), row(owner, 'api_key')]);
+
+    // Neither the value nor its sealed form is in any audit row (the account's, or the whole table).
+    const sealed = (await t.app.db.knex('audit_log').where({ account_id: owner.accountId }).select('metadata')) as { metadata: unknown }[];
+    const everything = JSON.stringify([set, deleted, sealed]);
+    for (const value of values) expect(everything).not.toContain(value);
+    expect(everything).not.toMatch(/v1\.[^"]*\./);
+  });
+});

@@ -298,6 +298,7 @@ describe('one transaction', () => {
         },
       },
       audit: t.app.modules.audit,
+      mail: t.app.modules.mail,
     });
     await expect(failing.eraseChatSubject({ userId: ops.userId } as never, { platform: 'platform_a', platformUserId: 'u-atomic' })).rejects.toThrow('statistics store down');
     expect((await history(a, { platform_user_id: 'u-atomic' })).map((m) => m.message)).toEqual(['still here']);

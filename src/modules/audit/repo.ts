@@ -36,6 +36,15 @@ export function createAuditRepo(knex: Knex) {
     async insert(row: AuditInsert, db: Knex | Knex.Transaction = knex): Promise<void> {
       await db('audit_log').insert({ ...row, metadata: JSON.stringify(row.metadata) });
     },
+    /** audit.forgetUser: clears the client address and agent of the rows a deleted user is named in */
+    async forgetUser(db: Knex.Transaction, userId: string): Promise<number> {
+      const cleared = (await db('audit_log')
+        .where((w) => w.where('user_id', userId).orWhere('actor_id', userId))
+        .where((w) => w.whereNotNull('ip_address').orWhereNotNull('user_agent'))
+        .update({ ip_address: null, user_agent: null })
+        .returning('id')) as unknown[];
+      return cleared.length;
+    },
     /** audit.page */
     async page(q: AuditQuery): Promise<{ rows: AuditRecord[]; total: number }> {
       const [rows, count] = await Promise.all([

@@ -99,6 +99,13 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver;
   }
 
   return {
+    /**
+     * A deleted user's erasure (privacy module), in its transaction: the rows naming them stay (the
+     * log is append-only and names them by id only; names resolve to nothing once they are gone),
+     * but the client address and user agent those rows kept are cleared. Answers how many rows.
+     */
+    forgetUser: (trx: Knex.Transaction, userId: string): Promise<number> => repo.forgetUser(trx, userId),
+
     /** Appends one row; pass the transaction of the change it records so both land or neither. */
     async record(entry: AuditEntry, db?: Knex | Knex.Transaction): Promise<string> {
       const id = randomUUID();

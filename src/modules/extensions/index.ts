@@ -82,7 +82,7 @@ export const extensionsModule = defineModule({
         },
       },
       recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => installs.refundPurchase(externalId), subscriptionChanged: (change, trx) => installs.subscriptionChanged(change, trx) };
-    const secrets = createSecrets({ knex: db.knex, box });
+    const secrets = createSecrets({ knex: db.knex, box, audit: use('audit') });
     // A sound an extension token uploads is shown with the extension's name (`source_extension_name`).
     use('sounds').useExtensionNames(async (id) => (await repo.extensionById(id))?.name ?? null);
     const parts = { service, installs, review, runtime, access, secrets, bundles, ratings: createRatings({ knex: db.knex }) };

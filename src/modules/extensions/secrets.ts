@@ -8,7 +8,9 @@
  * value, and its gate (`x-auth: extension`) admits the extension token alone; the install it reads
  * from is the token's binding, never a parameter.
  * Owns the `extension_install_secrets` table; reads `extension_installs` to scope writes to the
- * caller's active account.
+ * caller's active account. Every write (set, delete) is audited in its transaction, in the
+ * account's audit log (`account:extension_secret_set`, `account:extension_secret_deleted`): who,
+ * which install and extension, which name; never the value, sealed or not.
  */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
@@ -19,6 +21,7 @@ import type { Camelize } from '../../http/mapping';
 import { schemaRows, tableColumns } from '../../infra/db/rows';
 import { extensionMessages as m } from './errors';
 import { UUID_RE } from '../../infra/ids';
+import type { ModuleApis } from '../contract';
 
 type Schemas = components['schemas'];
 export type ExtensionSecret = Camelize<Schemas['ExtensionSecret']>;
@@ -40,18 +43,26 @@ const secretRows = schemaRows('ExtensionSecret');
 /** A secret with its sealed value, from `extension_install_secrets as s` joined to its install. */
 const sealedRows = schemaRows('ExtensionSecret', { table: 's', extra: tableColumns('extension_install_secrets', ['value_sealed'], 's') });
 
-export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
-  const { knex, box } = deps;
+export function createSecrets(deps: { knex: Knex; box: SecretBox; audit: Pick<ModuleApis['audit'], 'record'> }) {
+  const { knex, box, audit } = deps;
 
   /** The active account's install (locked for the write's transaction when `trx` is given), or 404. */
   async function ownInstall(auth: AuthContext, id: string, trx?: Knex.Transaction): Promise<string> {
+    return (await installOf(auth, id, trx)).id;
+  }
+
+  async function installOf(auth: AuthContext, id: string, trx?: Knex.Transaction): Promise<{ id: string; extension_id: string }> {
     const accountId = requireAccountId(auth);
     if (!UUID_RE.test(id)) throw AppError.notFound(m.installNotFound);
-    const query = (trx ?? knex)('extension_installs').where({ id, account_id: accountId }).first('id');
-    const row = (await (trx ? query.forUpdate() : query)) as { id: string } | undefined;
+    const query = (trx ?? knex)('extension_installs').where({ id, account_id: accountId }).first('id', 'extension_id');
+    const row = (await (trx ? query.forUpdate() : query)) as { id: string; extension_id: string } | undefined;
     if (!row) throw AppError.notFound(m.installNotFound);
-    return row.id;
+    return row;
   }
+
+  /** The write's audit row, in its transaction: the install, its extension and the secret's name, never its value. */
+  const recordWrite = (trx: Knex.Transaction, auth: AuthContext, type: string, install: { id: string; extension_id: string }, name: string, extra: Record<string, unknown> = {}) =>
+    audit.record({ scope: 'account', type, accountId: requireAccountId(auth), userId: auth.userId, actorId: auth.userId, metadata: { install_id: install.id, extension_id: install.extension_id, name, ...extra } }, trx);
 
   return {
     /** extension_install_secrets.list: names and timestamps of one install's secrets, by name. */
@@ -66,7 +77,8 @@ export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
       checkName(name);
       if (value.length < 1 || value.length > MAX_VALUE_LENGTH) throw invalid('value', m.invalidSecretValue);
       return knex.transaction(async (trx) => {
-        const id = await ownInstall(auth, installId, trx);
+        const install = await installOf(auth, installId, trx);
+        const id = install.id;
         const exists = await trx('extension_install_secrets').where({ install_id: id, name }).first('name');
         if (!exists) {
           const [{ n }] = (await trx('extension_install_secrets').where({ install_id: id }).count({ n: '*' })) as [{ n: number | string }];
@@ -78,6 +90,7 @@ export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
           .onConflict(['install_id', 'name'])
           .merge({ value_sealed: sealed, updated_at: trx.fn.now() })
           .returning(['name', 'created_at', 'updated_at'])) as Record<string, unknown>[];
+        await recordWrite(trx, auth, 'account:extension_secret_set', install, name, { replaced: Boolean(exists) });
         return secretRows.map(row!);
       });
     },
@@ -85,9 +98,12 @@ export function createSecrets(deps: { knex: Knex; box: SecretBox }) {
     /** extension_install_secrets.delete */
     async remove(auth: AuthContext, installId: string, name: string): Promise<void> {
       checkName(name);
-      const id = await ownInstall(auth, installId);
-      const deleted = await knex('extension_install_secrets').where({ install_id: id, name }).delete().returning('name');
-      if (deleted.length === 0) throw AppError.notFound(m.secretNotFound);
+      await knex.transaction(async (trx) => {
+        const install = await installOf(auth, installId, trx);
+        const deleted = await trx('extension_install_secrets').where({ install_id: install.id, name }).delete().returning('name');
+        if (deleted.length === 0) throw AppError.notFound(m.secretNotFound);
+        await recordWrite(trx, auth, 'account:extension_secret_deleted', install, name);
+      });
     },
 
     /** extension_install_secrets.read: one value, opened, for the install the extension token is bound to. */

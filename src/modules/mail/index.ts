@@ -17,7 +17,7 @@ import { createMailTransport } from './transport';
 export type { MailCounts, MailRecipient, MailService, OutboxItem } from './service';
 export { renderMail, singleLine } from './templates';
 
-export type MailApi = Pick<MailService, 'queue' | 'queueForUser' | 'deliverDue' | 'sweep' | 'counts'>;
+export type MailApi = Pick<MailService, 'queue' | 'queueForUser' | 'deliverDue' | 'sweep' | 'counts' | 'eraseRecipient'>;
 
 declare module '../contract' {
   interface ModuleApis {

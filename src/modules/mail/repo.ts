@@ -117,6 +117,18 @@ export function createMailRepo(knex: Knex) {
       return row ? { requeued: false, item: itemOf.map(row) } : null;
     },
 
+    /** mail_outbox.eraseRecipient: every message for a user or to their address, whatever its status (their erasure) */
+    async eraseRecipient(db: Knex.Transaction, userId: string, address: string | null): Promise<number> {
+      const gone = (await db('mail_outbox')
+        .where((w) => {
+          w.where('user_id', userId);
+          if (address) w.orWhereRaw('lower(to_address) = lower(?)', [address]);
+        })
+        .delete()
+        .returning('id')) as unknown[];
+      return gone.length;
+    },
+
     /** mail_outbox.prune: sent rows older than `days` */
     async pruneSent(days: number): Promise<number> {
       return knex('mail_outbox').where({ status: 'sent' }).whereRaw("sent_at < now() - (?::int * interval '1 day')", [days]).delete();

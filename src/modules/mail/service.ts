@@ -189,6 +189,13 @@ export function createMailService(deps: MailDeps) {
       return result.item;
     },
 
+    /**
+     * A deleted user's erasure (privacy module), in its transaction: every message for them or to
+     * their address goes, sent or not, so nothing is sent to them afterwards and no copy of what was
+     * is kept. A message a worker is sending at that moment is not marked sent (its row is gone).
+     */
+    eraseRecipient: (trx: Knex.Transaction, userId: string, address: string | null): Promise<number> => repo.eraseRecipient(trx, userId, address),
+
     /** Messages sent, retries scheduled and messages given up by this node since it started (metrics). */
     counts(): MailCounts {
       return { ...counts };

@@ -5,7 +5,7 @@ import { pageFor } from '../../http/paging';
 import type { OperatorsService } from './service';
 
 type QueryFields = 'accountPlan' | 'adminUsers' | 'adminUser' | 'adminUserRoles' | 'adminAccounts' | 'adminAccount' | 'adminAccountOverrides';
-type MutationFields = 'adminSuspendUser' | 'adminRestoreUser' | 'adminUpdateUserOverrides' | 'adminSetUserRoles' | 'adminSuspendAccount' | 'adminRestoreAccount';
+type MutationFields = 'adminSuspendUser' | 'adminDeleteUser' | 'adminRestoreUser' | 'adminUpdateUserOverrides' | 'adminSetUserRoles' | 'adminSuspendAccount' | 'adminRestoreAccount';
 
 export function createOperatorsResolvers(service: OperatorsService): {
   Query: Pick<QueryResolvers<GraphQLContext>, QueryFields>;
@@ -23,6 +23,10 @@ export function createOperatorsResolvers(service: OperatorsService): {
     },
     Mutation: {
       adminSuspendUser: (_p, { id, reason }, context) => service.suspendUser(context.auth, id, reason),
+      adminDeleteUser: async (_p, { id }, context) => {
+        await service.deleteUser(context.auth, id);
+        return true;
+      },
       adminRestoreUser: (_p, { id }, context) => service.restoreUser(context.auth, id),
       adminUpdateUserOverrides: (_p, { id, input }, context) => service.updateUserOverrides(context.auth, id, input),
       adminSetUserRoles: (_p, { id, roleIds }, context) => service.setUserRoles(context.auth, id, roleIds),

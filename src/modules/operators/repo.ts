@@ -1,8 +1,9 @@
 /**
  * What operators read and change of users and accounts (knex): search, detail, suspension, the
- * per-user overrides and user role assignments. The tables are the accounts module's; this module
- * owns the operator columns (`suspended_at`, `suspended_reason`, `max_accounts_override`,
- * `developer_override`) and user role assignments after sign-up.
+ * per-user overrides, user role assignments and deletion. The tables are the accounts module's; this
+ * module owns the operator columns (`suspended_at`, `suspended_reason`, `max_accounts_override`,
+ * `developer_override`), user role assignments after sign-up, and deleting a user's row (whose
+ * foreign keys take their rows elsewhere with it: cascades and `SET NULL`).
  */
 import type { Knex } from 'knex';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
@@ -115,6 +116,51 @@ export function createOperatorsRepo(knex: Knex) {
         knex('admin_role_assignments as x').join('admin_roles as ar', 'ar.id', 'x.role_id').where('x.user_id', userId).orderBy('ar.name').pluck('ar.name'),
       ]);
       return { user: user as string[], admin: admin as string[] };
+    },
+    /** operators.lockUserForDelete: the user's row, for update, with what the erasure needs of it */
+    async lockUserForDelete(trx: Knex.Transaction, id: string): Promise<{ email: string | null } | undefined> {
+      return trx('users').where({ id }).forUpdate().first('email');
+    },
+    /** operators.adminRoleCount: how many admin roles a user holds (a system admin holds one or more) */
+    async adminRoleCount(trx: Knex.Transaction, userId: string): Promise<number> {
+      const row = await trx('admin_role_assignments').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }).first();
+      return Number(row?.count ?? 0);
+    },
+    /**
+     * operators.ownedAccounts: the accounts a user owns, locked for update (no member joins while the
+     * deletion decides), each with how many other members it has
+     */
+    async ownedAccounts(trx: Knex.Transaction, userId: string): Promise<{ id: string; others: number }[]> {
+      const ids = (await trx('accounts').where({ owner_id: userId }).forUpdate().orderBy('id').pluck('id')) as string[];
+      if (!ids.length) return [];
+      const counts = (await trx('account_members').whereIn('account_id', ids).whereNot('user_id', userId).groupBy('account_id').select('account_id', trx.raw('count(*)::int as n'))) as { account_id: string; n: number }[];
+      const others = new Map(counts.map((c) => [c.account_id, Number(c.n)]));
+      return ids.map((id) => ({ id, others: others.get(id) ?? 0 }));
+    },
+    /**
+     * operators.credentialsOfDeletion: what stands on a user and on the accounts going with them, read
+     * before the rows go: open login sessions (by id) and live tokens and keys (by hash)
+     */
+    async credentialsOfDeletion(trx: Knex.Transaction, userId: string, accountIds: readonly string[]): Promise<{ sessions: string[]; tokens: string[] }> {
+      const sessionRows = (await trx('sessions')
+        .where((w) => {
+          w.where('user_id', userId);
+          if (accountIds.length) w.orWhereIn('account_id', [...accountIds]);
+        })
+        .whereNull('revoked_at')
+        .pluck('id')) as string[];
+      const tokenRows = (await trx('credentials')
+        .where((w) => {
+          w.where('user_id', userId);
+          if (accountIds.length) w.orWhereIn('account_id', [...accountIds]);
+        })
+        .whereNull('revoked_at')
+        .pluck('token_hash')) as string[];
+      return { sessions: sessionRows, tokens: tokenRows.map((hash) => hash.trim()) };
+    },
+    /** operators.deleteUser: the user's row; its foreign keys cascade to what is theirs (accounts they own included) */
+    async deleteUser(trx: Knex.Transaction, id: string): Promise<number> {
+      return ((await trx('users').where({ id }).delete().returning('id')) as unknown[]).length;
     },
     /** operators.setUserSuspension: suspends (a time) or restores (null) */
     async setUserSuspension(trx: Knex.Transaction, id: string, reason: string | null, suspend: boolean): Promise<void> {

@@ -1,4 +1,5 @@
 /** REST bindings of the operators' user and account levers, in domain form (the router maps names and envelopes). */
+import { SUCCESS } from '../../http/envelope';
 import { bindRest } from '../../http/rest';
 import type { OperatorsService } from './service';
 
@@ -8,6 +9,10 @@ export function createOperatorsRest(service: OperatorsService) {
     adminUsers: ({ query, paging }) => service.users(query.q, paging),
     adminUser: ({ params }) => service.user(params.id),
     adminSuspendUser: ({ params, body }, context) => service.suspendUser(context.auth, params.id, body?.reason),
+    async adminDeleteUser({ params }, context) {
+      await service.deleteUser(context.auth, params.id);
+      return SUCCESS;
+    },
     adminRestoreUser: ({ params }, context) => service.restoreUser(context.auth, params.id),
     adminUpdateUserOverrides: ({ params, body }, context) => service.updateUserOverrides(context.auth, params.id, body),
     adminSetUserRoles: ({ params, body }, context) => service.setUserRoles(context.auth, params.id, body.roleIds),

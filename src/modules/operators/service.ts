@@ -9,6 +9,15 @@
  * every other credential (account keys and tokens, popouts) to the same standing. What is open
  * when it happens closes: a suspended user's sessions are revoked, and every socket standing on a
  * suspended user's or account's credentials receives TOKEN_REVOKED through the revocation notices.
+ *
+ * Deletion erases: in one transaction the user's traces outside their rows go (privacy module),
+ * then their row, whose foreign keys take sessions, keys and tokens, sign-in links, notifications,
+ * memberships, role assignments and the accounts they own alone with it (authorship elsewhere
+ * becomes null), with the audit row. It refuses, before writing anything, while they own an
+ * account with other members (one rule: nobody else's workspace goes with them), and for oneself
+ * and system admins. What stood on them is read before the rows go and announced once committed,
+ * as on suspension: the revocation notices close their sockets and drop the cached key look-ups on
+ * every node (the access version, bumped by the delete, already makes the next request re-read).
  */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
@@ -45,6 +54,7 @@ export interface OperatorsDeps {
   quotas: Pick<ModuleApis['plans']['quotas'], 'limits' | 'usage'>;
   sounds: Pick<ModuleApis['sounds'], 'accountUsage'>;
   revocations: Revocations;
+  privacy: Pick<ModuleApis['privacy'], 'eraseUserTraces'>;
 }
 
 const summaryOf = (user: UserRecord): AdminUserSummary => ({
@@ -159,6 +169,38 @@ export function createOperatorsService(deps: OperatorsDeps) {
       await sessions.revokeAllOfUser(id);
       await closeTokens(await repo.credentialHashesOfUser(id));
       return userDetail(id);
+    },
+
+    /**
+     * DELETE /v1/admin/users/{id}, GraphQL adminDeleteUser: erases the user (see the header). The
+     * audit row names the user by id and counts what went; it keeps no address or name.
+     */
+    async deleteUser(ctx: AuthContext, id: string): Promise<void> {
+      if (id === ctx.userId) {
+        if (!(await repo.user(id))) throw AppError.notFound(operatorMessages.userNotFound);
+        throw new AppError('CONFLICT', operatorMessages.cannotDeleteSelf);
+      }
+      const standing = await knex.transaction(async (trx) => {
+        const user = await repo.lockUserForDelete(trx, id);
+        if (!user) throw AppError.notFound(operatorMessages.userNotFound);
+        if ((await repo.adminRoleCount(trx, id)) > 0) throw new AppError('CONFLICT', operatorMessages.cannotDeleteSystemAdmin);
+        const owned = await repo.ownedAccounts(trx, id);
+        const shared = owned.filter((a) => a.others > 0);
+        if (shared.length) throw new AppError('CONFLICT', operatorMessages.ownsSharedAccounts(shared.length));
+        const dissolved = owned.map((a) => a.id);
+        const open = await repo.credentialsOfDeletion(trx, id, dissolved);
+        const traces = await deps.privacy.eraseUserTraces(trx, { id, email: user.email });
+        await repo.deleteUser(trx, id);
+        await record(ctx, 'system:user_deleted', trx, { userId: id }, {
+          dissolved_account_ids: dissolved,
+          erased: { sessions: open.sessions.length, tokens: open.tokens.length, mail_messages: traces.mailMessages, audit_rows_anonymised: traces.auditRowsAnonymised },
+        });
+        return open;
+      });
+      // Committed: the revocation notices close every socket that stood on them and drop every
+      // node's cached look-up of their keys (the auth module's consumer of the notices).
+      for (const session of standing.sessions) await revocations.announce({ credential_id: session, kind: 'session' });
+      await closeTokens(standing.tokens);
     },
 
     async restoreUser(ctx: AuthContext, id: string): Promise<AdminUserDetail> {

@@ -11,6 +11,11 @@
  * audit row names the subject only by an opaque hash, never by the names or texts erased. A
  * repeat finds nothing left and answers zeros. Owns no table; reaches the others only through
  * their modules' APIs.
+ *
+ * A signed-up user's erasure (`eraseUserTraces`) is the part of an operator's user deletion
+ * (operators module, `DELETE /v1/admin/users/{id}`) that the user row's foreign keys do not
+ * carry: the mail kept for them (mail module) and the client addresses of the audit rows naming
+ * them (audit module). It runs in the deletion's transaction, before the row goes.
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -36,7 +41,14 @@ export interface PrivacyDeps {
   chat: Pick<ModuleApis['chat'], 'eraseSubject'>;
   events: Pick<ModuleApis['events'], 'eraseSubject'>;
   stats: Pick<ModuleApis['stats'], 'eraseChatters'>;
-  audit: Pick<ModuleApis['audit'], 'record'>;
+  audit: Pick<ModuleApis['audit'], 'record' | 'forgetUser'>;
+  mail: Pick<ModuleApis['mail'], 'eraseRecipient'>;
+}
+
+/** What a user's erasure removed beyond their row's foreign keys, counted (the deletion's audit row keeps these counts). */
+export interface UserTraces {
+  mailMessages: number;
+  auditRowsAnonymised: number;
 }
 
 /** The audit row's name for a subject: the same subject always hashes the same, the id is not readable from it. */
@@ -54,7 +66,7 @@ function bounded(value: string | null | undefined, field: string): string | unde
 }
 
 export function createPrivacyService(deps: PrivacyDeps) {
-  const { knex, chat, events, stats, audit } = deps;
+  const { knex, chat, events, stats, audit, mail } = deps;
 
   async function erase(ctx: AuthContext, route: 'chat' | 'platform_b_member', platform: Platform, platformUserId: string, username: string | undefined): Promise<PrivacyErasure> {
     const hash = subjectHash(platform, platformUserId);
@@ -92,6 +104,17 @@ export function createPrivacyService(deps: PrivacyDeps) {
       if (!isPlatform(platform)) throw AppError.validation(privacyMessages.unsupportedPlatform(platform));
       const platformUserId = bounded(input.platformUserId, 'platform_user_id')!;
       return erase(ctx, 'chat', platform, platformUserId, bounded(input.username, 'username'));
+    },
+
+    /**
+     * A signed-up user's traces outside their own rows, in the caller's transaction (the operators'
+     * user deletion): every message for them or to their address leaves the mail outbox, and the
+     * audit rows naming them lose the client address and user agent they kept.
+     */
+    async eraseUserTraces(trx: Knex.Transaction, user: { id: string; email: string | null }): Promise<UserTraces> {
+      const mailMessages = await mail.eraseRecipient(trx, user.id, user.email);
+      const auditRowsAnonymised = await audit.forgetUser(trx, user.id);
+      return { mailMessages, auditRowsAnonymised };
     },
 
     /** DELETE /v1/admin/privacy/platform_b/member/{id}, GraphQL adminErasePlatformBMember. */
