@@ -28806,6 +28806,39 @@ export const openapiDocument = {
           "name",
           "slug"
         ],
+        "x-error-message": {
+          "anyOf": "A paid extension needs pricing_amount and pricing_currency"
+        },
+        "x-error-details": false,
+        "allOf": [
+          {
+            "anyOf": [
+              {
+                "properties": {
+                  "pricing_type": {
+                    "enum": [
+                      "free"
+                    ]
+                  }
+                }
+              },
+              {
+                "required": [
+                  "pricing_amount",
+                  "pricing_currency"
+                ],
+                "properties": {
+                  "pricing_amount": {
+                    "type": "integer"
+                  },
+                  "pricing_currency": {
+                    "type": "string"
+                  }
+                }
+              }
+            ]
+          }
+        ],
         "properties": {
           "name": {
             "type": "string",

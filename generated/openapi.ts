@@ -6372,7 +6372,13 @@ export interface components {
              * @description Owning team; null or absent = the caller's developer profile.
              */
             team_id?: string | null;
-        };
+        } & ({
+            /** @enum {unknown} */
+            pricing_type?: "free";
+        } | {
+            pricing_amount: number;
+            pricing_currency: string;
+        });
         CreateIdeaBody: {
             /** Format: uuid */
             category_id?: string | null;

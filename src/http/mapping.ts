@@ -53,7 +53,10 @@ export function shapeOf(node: unknown, doc: unknown = openapiDocument, memo = ne
     if (Array.isArray(schema[key])) return { kind: 'union', options: (schema[key] as unknown[]).map((s) => shapeOf(s, doc, memo)) };
   }
   if (Array.isArray(schema.allOf)) {
-    const parts = (schema.allOf as unknown[]).map((s) => shapeOf(s, doc, memo)).filter((s) => s.kind === 'object');
+    // The schema's own properties with its parts'; a part that is a rule over the body (an `anyOf`
+    // of which fields are needed) adds no field.
+    const { allOf, ...own } = schema;
+    const parts = [...(allOf as unknown[]), ...(own.properties ? [own] : [])].map((s) => shapeOf(s, doc, memo)).filter((s) => s.kind === 'object');
     if (parts.length === 0) return OPAQUE;
     return objectShape(
       parts.flatMap((p) => (p.kind === 'object' ? p.fields : [])),

@@ -19,7 +19,7 @@ import { boundaryCases, type BoundaryCase } from './boundaries';
  */
 const DATA_DEPENDENT: readonly RegExp[] = [
   /^Invalid permission: /, // a name the permission registry (account, admin or key-assignable) does not hold
-  /^A paid extension needs pricing_amount and pricing_currency$/, // pricing_type with the fields it requires
+  /^A paid extension needs pricing_amount and pricing_currency$/, // an update's pricing_type with the fields it requires, which the stored extension may hold (the create declares it)
   /^Unknown category$/, // category_id of no category of the account
   /^Unknown tag: /, // tag_ids naming no tag of the account
   /^user_id is required for ban and timeout$/, // moderation: the target of ban and timeout

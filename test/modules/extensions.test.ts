@@ -118,6 +118,9 @@ describe('publishing routes', () => {
     const unpriced = await api(t, 'POST', '/developer/extensions', { token: dev.accessToken, body: { name: 'Z', slug: slug('z'), pricing_type: 'subscription' } });
     expect(unpriced.status).toBe(400);
     expect(unpriced.body).toEqual({ error: 'VALIDATION_ERROR', message: 'A paid extension needs pricing_amount and pricing_currency' });
+    // The rule is the spec's (a body rule of the create request): refused before anything is looked up.
+    const unpricedByAnyone = await api(t, 'POST', '/developer/extensions', { token: other.accessToken, body: { name: 'Z', slug: slug('z'), pricing_type: 'one_time', pricing_amount: 500 } });
+    expect(unpricedByAnyone.body).toEqual({ error: 'VALIDATION_ERROR', message: 'A paid extension needs pricing_amount and pricing_currency' });
     const anonymous = await api(t, 'GET', '/developer/extensions');
     expect(anonymous.status).toBe(401);
   });
