@@ -5632,12 +5632,10 @@ export const openapiDocument = {
                 "required": [
                   "action"
                 ],
-                "x-error-message": {
-                  "anyOf": "Notes are required to reject a limit request"
-                },
-                "x-error-field": "notes",
                 "allOf": [
                   {
+                    "x-error-message": "Notes are required to reject a limit request",
+                    "x-error-field": "notes",
                     "anyOf": [
                       {
                         "properties": {
@@ -12026,12 +12024,10 @@ export const openapiDocument = {
               "schema": {
                 "type": "object",
                 "additionalProperties": false,
-                "x-error-message": {
-                  "anyOf": "A screenshot needs a key or a url"
-                },
-                "x-error-details": false,
                 "allOf": [
                   {
+                    "x-error-message": "A screenshot needs a key or a url",
+                    "x-error-details": false,
                     "anyOf": [
                       {
                         "required": [
@@ -28806,12 +28802,10 @@ export const openapiDocument = {
           "name",
           "slug"
         ],
-        "x-error-message": {
-          "anyOf": "A paid extension needs pricing_amount and pricing_currency"
-        },
-        "x-error-details": false,
         "allOf": [
           {
+            "x-error-message": "A paid extension needs pricing_amount and pricing_currency",
+            "x-error-details": false,
             "anyOf": [
               {
                 "properties": {
@@ -32723,6 +32717,113 @@ export const openapiDocument = {
           "action",
           "platform"
         ],
+        "allOf": [
+          {
+            "x-error-message": "user_id is required for ban and timeout",
+            "x-error-field": "user_id",
+            "anyOf": [
+              {
+                "properties": {
+                  "action": {
+                    "not": {
+                      "enum": [
+                        "ban",
+                        "timeout"
+                      ]
+                    }
+                  }
+                }
+              },
+              {
+                "required": [
+                  "user_id"
+                ]
+              }
+            ]
+          },
+          {
+            "x-error-message": "message_id is required for delete",
+            "x-error-field": "message_id",
+            "anyOf": [
+              {
+                "properties": {
+                  "action": {
+                    "not": {
+                      "enum": [
+                        "delete"
+                      ]
+                    }
+                  }
+                }
+              },
+              {
+                "required": [
+                  "message_id"
+                ]
+              }
+            ]
+          },
+          {
+            "x-error-message": "duration_secs must be between 1 and 1209600, or 86400 on platform_b",
+            "x-error-field": "duration_secs",
+            "anyOf": [
+              {
+                "properties": {
+                  "platform": {
+                    "not": {
+                      "enum": [
+                        "platform_b"
+                      ]
+                    }
+                  }
+                }
+              },
+              {
+                "properties": {
+                  "action": {
+                    "not": {
+                      "enum": [
+                        "timeout"
+                      ]
+                    }
+                  }
+                }
+              },
+              {
+                "properties": {
+                  "duration_secs": {
+                    "maximum": 86400
+                  }
+                }
+              }
+            ]
+          },
+          {
+            "x-error-message": "live_chat_id applies to platform_b only",
+            "x-error-field": "live_chat_id",
+            "anyOf": [
+              {
+                "properties": {
+                  "platform": {
+                    "not": {
+                      "enum": [
+                        "platform_a",
+                        "platform_c"
+                      ]
+                    }
+                  }
+                }
+              },
+              {
+                "not": {
+                  "required": [
+                    "live_chat_id"
+                  ]
+                }
+              }
+            ]
+          }
+        ],
         "properties": {
           "action": {
             "x-error-message": "action must be one of ban, timeout, delete",
@@ -34962,6 +35063,33 @@ export const openapiDocument = {
         "required": [
           "platform",
           "message"
+        ],
+        "allOf": [
+          {
+            "x-error-message": "live_chat_id applies to platform_b only",
+            "x-error-field": "live_chat_id",
+            "anyOf": [
+              {
+                "properties": {
+                  "platform": {
+                    "not": {
+                      "enum": [
+                        "platform_a",
+                        "platform_c"
+                      ]
+                    }
+                  }
+                }
+              },
+              {
+                "not": {
+                  "required": [
+                    "live_chat_id"
+                  ]
+                }
+              }
+            ]
+          }
         ],
         "properties": {
           "platform": {

@@ -7540,7 +7540,19 @@ export interface components {
             reason?: string | null;
             /** @description The target's platform user id (ban, timeout). */
             user_id?: string;
-        };
+        } & (({
+            action?: unknown;
+        } | unknown) & ({
+            action?: unknown;
+        } | unknown) & ({
+            platform?: unknown;
+        } | {
+            action?: unknown;
+        } | {
+            duration_secs?: unknown;
+        }) & ({
+            platform?: unknown;
+        } | unknown));
         Notification: {
             /** Format: date-time */
             created_at: string;
@@ -8127,7 +8139,9 @@ export interface components {
             platform: "platform_a" | "platform_b" | "platform_c";
             /** @description The platform id of the message to reply to. */
             reply_to_message_id?: string;
-        };
+        } & ({
+            platform?: unknown;
+        } | unknown);
         Session: {
             /** Format: date-time */
             created_at: string;

@@ -7,11 +7,12 @@
  * map gives one message per keyword (`minLength`, `pattern`, `enum`, ...; `pattern <regex>` for
  * one of several patterns under `allOf`). `{value}` stands for the refused value. The refusal
  * names its field in `details.fields` as the service does, unless `x-error-details: false` says
- * the service's refusal carries no details. A rule over the whole body (an `anyOf` saying which
- * fields one of is needed, or which a value of another field needs) is worded on the body's schema,
- * keyed `anyOf`, with `x-error-field` naming the field its details point at. Owns only the rewording of the OpenAPI validator's refusals; what is refused
+ * the service's refusal carries no details. A rule over the whole body (which fields one of is
+ * needed, or what a value of one field needs of another) is a member of the body's `allOf` that
+ * carries its own `x-error-message`, with `x-error-field` naming the field its details point at. Owns only the rewording of the OpenAPI validator's refusals; what is refused
  * stays the validator's.
  */
+import Ajv, { type ValidateFunction } from 'ajv';
 import { openapiDocument } from '../../generated/openapi-document';
 import { AppError } from '../errors';
 
@@ -21,8 +22,9 @@ type Schema = {
   items?: Schema;
   'x-error-message'?: string | Record<string, string>;
   'x-error-details'?: boolean;
-  /** On a request body: the field a refusal of a rule over the whole body names. */
+  /** On a rule over the whole body: the field its refusal names. */
   'x-error-field'?: string;
+  allOf?: Schema[];
   content?: Record<string, { schema?: Schema }>;
 };
 interface Parameter {
@@ -53,6 +55,27 @@ function deref<T extends { $ref?: string }>(node: T | undefined): T | undefined 
   return current;
 }
 
+const ruleAjv = new Ajv({ strict: false, allErrors: false });
+const ruleChecks = new WeakMap<Schema, ValidateFunction>();
+
+/**
+ * The first rule of a body (a member of its `allOf` that words its own refusal) that `value` breaks.
+ * The validator reports such a refusal at the body, not at a field, and stops at the first, so
+ * which rule it was is found again here, on the refusal path only.
+ */
+function brokenRule(body: Schema, value: unknown): Schema | undefined {
+  for (const rule of body.allOf ?? []) {
+    if (rule['x-error-message'] === undefined) continue;
+    let check = ruleChecks.get(rule);
+    if (!check) {
+      check = ruleAjv.compile(rule);
+      ruleChecks.set(rule, check);
+    }
+    if (!check(value)) return rule;
+  }
+  return undefined;
+}
+
 /** `/body/target/type` or `.query.scope` → `['body', 'target', 'type']`. */
 const segmentsOf = (path: string) => path.split(/[./]/).filter(Boolean);
 
@@ -67,10 +90,10 @@ function located(operation: SpecOperation, req: Request, segments: string[]): { 
   const [where, name, ...rest] = segments;
   if (!where) return null;
   if (where === 'body' && !name) {
-    // A rule of the body as a whole (`anyOf` of the fields one of which is needed): the field its
-    // refusal names is the schema's `x-error-field`.
-    const schema = deref(deref(operation.requestBody)?.content?.['application/json']?.schema);
-    return schema ? { schema, value: req.body, field: schema['x-error-field'] ?? '' } : null;
+    // A rule over the body as a whole: the first of its rules the body breaks, with its words.
+    const body = deref(deref(operation.requestBody)?.content?.['application/json']?.schema);
+    const rule = body && brokenRule(body, req.body);
+    return rule ? { schema: rule, value: req.body, field: rule['x-error-field'] ?? '' } : null;
   }
   if (!name) return null;
   if (where === 'body') {
@@ -95,7 +118,10 @@ function located(operation: SpecOperation, req: Request, segments: string[]): { 
 export function withSpecMessages(error: unknown, req: Request, operation: SpecOperation): unknown {
   const issues = (error as { errors?: ValidatorIssue[] } | null)?.errors;
   if (!Array.isArray(issues)) return error;
-  for (const issue of issues) {
+  // A broken rule of the whole body comes with its branches' own refusals (`platform` not
+  // platform_b), which are not what was refused: the rule's issue alone is read then.
+  const rule = issues.find((i) => i.errorCode === 'anyOf.openapi.validation' && i.path !== undefined && segmentsOf(i.path).join('/') === 'body');
+  for (const issue of rule ? [rule] : issues) {
     const keyword = (issue.errorCode ?? '').replace(/\.openapi\.validation$/, '');
     if (!issue.path) continue;
     const found = located(operation, req, segmentsOf(issue.path));

@@ -22,10 +22,6 @@ const DATA_DEPENDENT: readonly RegExp[] = [
   /^A paid extension needs pricing_amount and pricing_currency$/, // an update's pricing_type with the fields it requires, which the stored extension may hold (the create declares it)
   /^Unknown category$/, // category_id of no category of the account
   /^Unknown tag: /, // tag_ids naming no tag of the account
-  /^user_id is required for ban and timeout$/, // moderation: the target of ban and timeout
-  /^message_id is required for delete$/, // moderation: the target of delete
-  /^duration_secs must be between 1 and 1209600, or 86400 on platform_b$/, // a timeout on platform_b (its bound is lower than the schema's)
-  /^live_chat_id applies to platform_b only$/, // live_chat_id with another platform
   /^No channel connection for /, // chat send before the account connected that platform
   /^redirect_uri is not allowed$/, // a sign-in or connect redirect outside auth.redirect_allow_list
   /^Sign-in expired or not started here$/, // a provider callback without this browser's flow cookie

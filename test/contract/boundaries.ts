@@ -206,12 +206,21 @@ function sample(node: unknown): unknown {
     const keys = [...((schema.required as string[] | undefined) ?? [])];
     const wanted = Number(schema.minProperties ?? 0);
     for (const key of Object.keys(props)) if (keys.length < wanted && !keys.includes(key)) keys.push(key);
-    // A body rule's first branch that names fields: those fields too (`key` of "a key or a url").
-    for (const rule of (schema.allOf as Schema[] | undefined) ?? []) {
-      const branch = ((rule.anyOf as Schema[] | undefined) ?? [])[0];
-      for (const key of (branch?.required as string[] | undefined) ?? []) if (!keys.includes(key)) keys.push(key);
-    }
     const out: Record<string, unknown> = Object.fromEntries(keys.map((k) => [k, sample(props[k])]));
+    // A rule of the body the sample breaks: the fields of the first of its branches that mends it
+    // (`key` of "a key or a url", `user_id` of a ban).
+    const holds = bodyRules(schema);
+    for (const rule of (schema.allOf as Schema[] | undefined) ?? []) {
+      if (!holds || holds(out)) break;
+      for (const branch of (rule.anyOf as Schema[] | undefined) ?? []) {
+        const added = ((branch.required as string[] | undefined) ?? []).filter((k) => !(k in out));
+        const mended = { ...out, ...Object.fromEntries(added.map((k) => [k, sample(props[k])])) };
+        if (added.length > 0 && bodyRules({ allOf: [rule] })!(mended)) {
+          Object.assign(out, mended);
+          break;
+        }
+      }
+    }
     if (Object.keys(out).length < wanted && typeof schema.additionalProperties === 'object') out.key = sample(schema.additionalProperties);
     return out;
   }
