@@ -140,6 +140,9 @@ export const wsDocument = {
         },
         "eventsNotice": {
           "$ref": "#/components/messages/eventsNotice"
+        },
+        "eventsBroadcast": {
+          "$ref": "#/components/messages/eventsBroadcast"
         }
       },
       "x-gate": {
@@ -152,7 +155,8 @@ export const wsDocument = {
         "bus": "events:{account_id}",
         "envelope": "event",
         "form": "legacy",
-        "resume": "stored"
+        "resume": "stored",
+        "discriminant": "kind"
       }
     },
     "extStorage": {
@@ -407,9 +411,6 @@ export const wsDocument = {
         }
       },
       "messages": {
-        "overlayUpdate": {
-          "$ref": "#/components/messages/overlayUpdate"
-        },
         "overlaySettingsUpdate": {
           "$ref": "#/components/messages/overlaySettingsUpdate"
         }
@@ -436,9 +437,6 @@ export const wsDocument = {
         }
       },
       "messages": {
-        "widgetUpdate": {
-          "$ref": "#/components/messages/widgetUpdate"
-        },
         "widgetSettingsUpdate": {
           "$ref": "#/components/messages/widgetSettingsUpdate"
         }
@@ -643,6 +641,9 @@ export const wsDocument = {
         },
         {
           "$ref": "#/channels/events/messages/eventsNotice"
+        },
+        {
+          "$ref": "#/channels/events/messages/eventsBroadcast"
         }
       ]
     },
@@ -774,9 +775,6 @@ export const wsDocument = {
       },
       "messages": [
         {
-          "$ref": "#/channels/overlay/messages/overlayUpdate"
-        },
-        {
           "$ref": "#/channels/overlay/messages/overlaySettingsUpdate"
         }
       ]
@@ -789,9 +787,6 @@ export const wsDocument = {
         "$ref": "#/channels/widget"
       },
       "messages": [
-        {
-          "$ref": "#/channels/widget/messages/widgetUpdate"
-        },
         {
           "$ref": "#/channels/widget/messages/widgetSettingsUpdate"
         }
@@ -1068,17 +1063,18 @@ export const wsDocument = {
           }
         }
       },
-      "eventsNotice": {
+      "eventsBroadcast": {
         "name": "event",
-        "title": "Events channel notice",
-        "summary": "A transient notice on the events channel or a client broadcast (events:create): data is the publisher's JSON. channel:online / channel:offline (a platform reported a stream start or end; never stored, live only) carry { type, account_id, platform, platform_channel_id, event_id (the stored stream_online / stream_offline event), raw, at }; others: copyright:*, obs:*, test and bot events.",
+        "title": "Events channel client broadcast",
+        "summary": "A client broadcast on the events channel (a caller with events:create sent `broadcast`; never stored, live only): data is exactly the client's JSON, e.g. copyright:* and obs:* messages of a streaming tool.",
         "x-direction": "server",
         "payload": {
           "type": "object",
           "additionalProperties": false,
           "required": [
             "type",
-            "data"
+            "data",
+            "kind"
           ],
           "properties": {
             "type": {
@@ -1090,6 +1086,77 @@ export const wsDocument = {
               "minLength": 1,
               "maxLength": 128,
               "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            },
+            "kind": {
+              "const": "broadcast",
+              "description": "Always `broadcast` on a client broadcast (see streamEvent)."
+            }
+          }
+        }
+      },
+      "eventsNotice": {
+        "name": "event",
+        "title": "Events channel notice",
+        "summary": "A transient notice of the service on the events channel (never stored, live only): data is the publisher's JSON. channel:online / channel:offline (a platform reported a stream start or end) carry { type, account_id, platform, platform_channel_id, event_id (the stored stream_online / stream_offline event), raw, at }.",
+        "x-direction": "server",
+        "payload": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "type",
+            "data",
+            "kind"
+          ],
+          "properties": {
+            "type": {
+              "const": "event"
+            },
+            "data": {
+              "type": "object",
+              "required": [
+                "type"
+              ],
+              "description": "The notice as the service published it; its type names it. channel:online / channel:offline: a platform reported a stream start or end.",
+              "properties": {
+                "type": {
+                  "enum": [
+                    "channel:online",
+                    "channel:offline"
+                  ]
+                },
+                "account_id": {
+                  "type": "string"
+                },
+                "platform": {
+                  "type": "string"
+                },
+                "platform_channel_id": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "event_id": {
+                  "type": "string",
+                  "description": "The stored stream_online / stream_offline event."
+                },
+                "raw": {
+                  "type": "object"
+                },
+                "at": {
+                  "type": "string"
+                }
+              }
+            },
+            "cursor": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            },
+            "kind": {
+              "const": "notice",
+              "description": "Always `notice` on a notice of the service (see streamEvent)."
             }
           }
         }
@@ -1549,48 +1616,7 @@ export const wsDocument = {
               ]
             },
             "data": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "id",
-                "type",
-                "data",
-                "status",
-                "created_at",
-                "read_at"
-              ],
-              "properties": {
-                "id": {
-                  "type": "string",
-                  "format": "uuid"
-                },
-                "type": {
-                  "type": "string"
-                },
-                "data": {
-                  "type": "object",
-                  "additionalProperties": true
-                },
-                "status": {
-                  "enum": [
-                    "unread",
-                    "read",
-                    "accepted",
-                    "declined"
-                  ]
-                },
-                "created_at": {
-                  "type": "string",
-                  "format": "date-time"
-                },
-                "read_at": {
-                  "type": [
-                    "string",
-                    "null"
-                  ],
-                  "format": "date-time"
-                }
-              }
+              "$ref": "#/components/schemas/Notification"
             },
             "cursor": {
               "type": "string",
@@ -1612,7 +1638,8 @@ export const wsDocument = {
           "required": [
             "type",
             "channel",
-            "data"
+            "data",
+            "event_type"
           ],
           "properties": {
             "type": {
@@ -1625,41 +1652,8 @@ export const wsDocument = {
               "const": "overlay:update"
             },
             "data": {
-              "$ref": "#/components/schemas/OverlayUpdateData"
+              "$ref": "#/components/schemas/Overlay"
             },
-            "cursor": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
-            }
-          }
-        }
-      },
-      "overlayUpdate": {
-        "name": "event",
-        "title": "Overlay update",
-        "summary": "An update for an overlay browser source.",
-        "x-direction": "server",
-        "payload": {
-          "type": "object",
-          "additionalProperties": false,
-          "required": [
-            "type",
-            "channel",
-            "data"
-          ],
-          "properties": {
-            "type": {
-              "const": "event"
-            },
-            "channel": {
-              "type": "string"
-            },
-            "event_type": {
-              "type": "string"
-            },
-            "data": {},
             "cursor": {
               "type": "string",
               "minLength": 1,
@@ -1954,20 +1948,25 @@ export const wsDocument = {
           "additionalProperties": false,
           "required": [
             "type",
-            "data"
+            "data",
+            "kind"
           ],
           "properties": {
             "type": {
               "const": "event"
             },
             "data": {
-              "$ref": "#/components/schemas/EventRow"
+              "$ref": "#/components/schemas/Event"
             },
             "cursor": {
               "type": "string",
               "minLength": 1,
               "maxLength": 128,
               "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            },
+            "kind": {
+              "const": "event",
+              "description": "What the frame carries, set by the server on every frame of the channel: `event` (an event of the account, stored or test or bot: data is the Event), `notice` (a notice of the service), `broadcast` (a client broadcast)."
             }
           }
         }
@@ -2108,7 +2107,8 @@ export const wsDocument = {
           "required": [
             "type",
             "channel",
-            "data"
+            "data",
+            "event_type"
           ],
           "properties": {
             "type": {
@@ -2121,41 +2121,8 @@ export const wsDocument = {
               "const": "widget:update"
             },
             "data": {
-              "$ref": "#/components/schemas/WidgetUpdateData"
+              "$ref": "#/components/schemas/Widget"
             },
-            "cursor": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
-            }
-          }
-        }
-      },
-      "widgetUpdate": {
-        "name": "event",
-        "title": "Widget update",
-        "summary": "An update for a widget instance.",
-        "x-direction": "server",
-        "payload": {
-          "type": "object",
-          "additionalProperties": false,
-          "required": [
-            "type",
-            "channel",
-            "data"
-          ],
-          "properties": {
-            "type": {
-              "const": "event"
-            },
-            "channel": {
-              "type": "string"
-            },
-            "event_type": {
-              "type": "string"
-            },
-            "data": {},
             "cursor": {
               "type": "string",
               "minLength": 1,
@@ -2403,17 +2370,19 @@ export const wsDocument = {
           "RESUME_GAP"
         ]
       },
-      "EventRow": {
+      "Event": {
         "type": "object",
-        "title": "Event row",
+        "additionalProperties": false,
         "required": [
           "id",
           "account_id",
           "type",
           "platform",
+          "external_id",
           "raw",
           "created_at"
         ],
+        "description": "A stream event (Part 2, \"Event row\"); GraphQL calls `type` `eventType`.",
         "properties": {
           "id": {
             "type": "string",
@@ -2425,8 +2394,7 @@ export const wsDocument = {
           },
           "type": {
             "type": "string",
-            "maxLength": 100,
-            "description": "platform:action, e.g. platform_a:follower."
+            "description": "`platform:action`, up to 100 characters."
           },
           "platform": {
             "type": "string"
@@ -2438,7 +2406,8 @@ export const wsDocument = {
             ]
           },
           "raw": {
-            "type": "object"
+            "type": "object",
+            "additionalProperties": true
           },
           "created_at": {
             "type": "string",
@@ -2449,17 +2418,7 @@ export const wsDocument = {
       "ExtensionUpdatedData": {
         "type": "object",
         "additionalProperties": false,
-        "description": "The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).",
-        "required": [
-          "install_id",
-          "extension_id",
-          "version_id",
-          "version",
-          "status",
-          "sha256",
-          "url",
-          "dev_mode"
-        ],
+        "description": "The bundle an install runs after a new version of its extension was approved: the REST ExtensionInstallBundle of that version, never a dev-mode pick.",
         "properties": {
           "install_id": {
             "type": "string",
@@ -2484,19 +2443,35 @@ export const wsDocument = {
             "pattern": "^[0-9a-f]{64}$"
           },
           "url": {
-            "type": "string"
+            "type": "string",
+            "description": "Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`."
           },
           "dev_mode": {
             "const": false
           }
+        },
+        "required": [
+          "install_id",
+          "extension_id",
+          "version_id",
+          "version",
+          "status",
+          "sha256",
+          "url",
+          "dev_mode"
+        ],
+        "x-derived-from": {
+          "resource": "openapi.json#/components/schemas/ExtensionInstallBundle",
+          "override": [
+            "status",
+            "sha256",
+            "dev_mode"
+          ]
         }
       },
       "Idea": {
         "type": "object",
-        "title": "Idea",
-        "required": [
-          "id"
-        ],
+        "additionalProperties": false,
         "properties": {
           "id": {
             "type": "string",
@@ -2505,21 +2480,140 @@ export const wsDocument = {
           "title": {
             "type": "string"
           },
-          "status": {
+          "description": {
             "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "description": "A status slug: open, in_progress, done, declined or another."
+          },
+          "category_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid"
+          },
+          "category": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "additionalProperties": false,
+            "required": [
+              "id",
+              "name"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "name": {
+                "type": "string"
+              }
+            }
+          },
+          "tags": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/IdeaTag"
+            }
+          },
+          "author_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid",
+            "description": "Null once the author's user is deleted."
+          },
+          "author": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "additionalProperties": false,
+            "description": "Null once the user is deleted (and on a deleted comment).",
+            "required": [
+              "id",
+              "display_name",
+              "avatar_url"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "display_name": {
+                "type": "string"
+              },
+              "avatar_url": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "vote_count_up": {
+            "type": "integer"
+          },
+          "vote_count_down": {
+            "type": "integer"
+          },
+          "vote_score": {
+            "type": "integer",
+            "description": "vote_count_up minus vote_count_down (the most_voted order)."
+          },
+          "comment_count": {
+            "type": "integer",
+            "description": "Comments not deleted."
           },
           "my_vote": {
             "type": "null"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
           }
+        },
+        "description": "The idea as REST answers it, less its timeline, with my_vote null.",
+        "required": [
+          "id",
+          "title",
+          "description",
+          "status",
+          "category_id",
+          "category",
+          "tags",
+          "author_id",
+          "author",
+          "vote_count_up",
+          "vote_count_down",
+          "vote_score",
+          "comment_count",
+          "my_vote",
+          "created_at",
+          "updated_at"
+        ],
+        "x-derived-from": {
+          "resource": "openapi.json#/components/schemas/Idea",
+          "omit": [
+            "timeline"
+          ],
+          "override": [
+            "my_vote"
+          ]
         }
       },
       "IdeaComment": {
         "type": "object",
-        "title": "Idea comment",
-        "required": [
-          "id",
-          "idea_id"
-        ],
+        "additionalProperties": false,
         "properties": {
           "id": {
             "type": "string",
@@ -2529,12 +2623,177 @@ export const wsDocument = {
             "type": "string",
             "format": "uuid"
           },
+          "parent_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid"
+          },
+          "author_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid"
+          },
+          "author": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "additionalProperties": false,
+            "description": "Null once the user is deleted (and on a deleted comment).",
+            "required": [
+              "id",
+              "display_name",
+              "avatar_url"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "display_name": {
+                "type": "string"
+              },
+              "avatar_url": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "body": {
+            "type": "string",
+            "description": "Sanitized HTML; mentions are span.mention[data-mention-id]. Empty when deleted."
+          },
+          "mentions": {
+            "type": "array",
+            "description": "The user ids mentioned in the body.",
+            "items": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          "vote_count_up": {
+            "type": "integer"
+          },
+          "vote_count_down": {
+            "type": "integer"
+          },
           "my_vote": {
             "type": "null"
+          },
+          "is_deleted": {
+            "type": "boolean",
+            "description": "A deleted comment kept as a tombstone because it has replies."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        },
+        "description": "The comment as REST answers it, less its replies, with my_vote null.",
+        "required": [
+          "id",
+          "idea_id",
+          "parent_id",
+          "author_id",
+          "author",
+          "body",
+          "mentions",
+          "vote_count_up",
+          "vote_count_down",
+          "my_vote",
+          "is_deleted",
+          "created_at",
+          "updated_at"
+        ],
+        "x-derived-from": {
+          "resource": "openapi.json#/components/schemas/IdeaComment",
+          "omit": [
+            "replies"
+          ],
+          "override": [
+            "my_vote"
+          ]
+        }
+      },
+      "IdeaTag": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       },
-      "OverlayUpdateData": {
+      "Notification": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "type",
+          "data",
+          "status",
+          "created_at",
+          "read_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "description": "For example `invite` (data: accountId, accountName, inviteId, role, invitedBy); `member_joined` (to the account owner and the inviter; data: accountId, accountName, userId, displayName, role); `member_removed` (to the removed user; data: accountId, accountName, removedBy)."
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "unread",
+              "read",
+              "accepted",
+              "declined"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "read_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "Overlay": {
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -2560,11 +2819,13 @@ export const wsDocument = {
           },
           "settings": {
             "type": "object",
-            "additionalProperties": true
+            "additionalProperties": true,
+            "description": "Opaque JSON object, as last written."
           },
           "version": {
             "type": "integer",
-            "minimum": 1
+            "minimum": 1,
+            "description": "Starts at 1, one higher with every update (send it back with the next update)."
           },
           "created_at": {
             "type": "string",
@@ -2574,8 +2835,7 @@ export const wsDocument = {
             "type": "string",
             "format": "date-time"
           }
-        },
-        "description": "Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."
+        }
       },
       "PresenceMember": {
         "type": "object",
@@ -2685,24 +2945,27 @@ export const wsDocument = {
       },
       "SoundTarget": {
         "type": "object",
-        "title": "Sound target",
+        "additionalProperties": false,
         "required": [
           "type",
           "id"
         ],
+        "description": "One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).",
         "properties": {
           "type": {
+            "type": "string",
             "enum": [
-              "overlay",
-              "widget"
+              "widget",
+              "overlay"
             ]
           },
           "id": {
-            "type": "string"
+            "type": "string",
+            "format": "uuid"
           }
         }
       },
-      "WidgetUpdateData": {
+      "Widget": {
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -2732,11 +2995,13 @@ export const wsDocument = {
           },
           "settings": {
             "type": "object",
-            "additionalProperties": true
+            "additionalProperties": true,
+            "description": "Opaque JSON object, as last written."
           },
           "version": {
             "type": "integer",
-            "minimum": 1
+            "minimum": 1,
+            "description": "Starts at 1, one higher with every update (send it back with the next update)."
           },
           "created_at": {
             "type": "string",
@@ -2746,8 +3011,7 @@ export const wsDocument = {
             "type": "string",
             "format": "date-time"
           }
-        },
-        "description": "Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."
+        }
       }
     }
   },

@@ -1185,7 +1185,8 @@ return errors === 0;
 }
 
 exports.validateCommentChange = validate13;
-const schema14 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema14 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"parent_id":{"type":["string","null"],"format":"uuid"},"author_id":{"type":["string","null"],"format":"uuid"},"author":{"type":["object","null"],"additionalProperties":false,"description":"Null once the user is deleted (and on a deleted comment).","required":["id","display_name","avatar_url"],"properties":{"id":{"type":"string","format":"uuid"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}},"body":{"type":"string","description":"Sanitized HTML; mentions are span.mention[data-mention-id]. Empty when deleted."},"mentions":{"type":"array","description":"The user ids mentioned in the body.","items":{"type":"string","format":"uuid"}},"vote_count_up":{"type":"integer"},"vote_count_down":{"type":"integer"},"my_vote":{"type":"null"},"is_deleted":{"type":"boolean","description":"A deleted comment kept as a tombstone because it has replies."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"The comment as REST answers it, less its replies, with my_vote null.","required":["id","idea_id","parent_id","author_id","author","body","mentions","vote_count_up","vote_count_down","my_vote","is_deleted","created_at","updated_at"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const func8 = Object.prototype.hasOwnProperty;
 const formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1251,16 +1252,25 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((data3.id === undefined) && (missing1 = "id")) || ((data3.idea_id === undefined) && (missing1 = "idea_id"))){
+if((((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.idea_id === undefined) && (missing1 = "idea_id"))) || ((data3.parent_id === undefined) && (missing1 = "parent_id"))) || ((data3.author_id === undefined) && (missing1 = "author_id"))) || ((data3.author === undefined) && (missing1 = "author"))) || ((data3.body === undefined) && (missing1 = "body"))) || ((data3.mentions === undefined) && (missing1 = "mentions"))) || ((data3.vote_count_up === undefined) && (missing1 = "vote_count_up"))) || ((data3.vote_count_down === undefined) && (missing1 = "vote_count_down"))) || ((data3.my_vote === undefined) && (missing1 = "my_vote"))) || ((data3.is_deleted === undefined) && (missing1 = "is_deleted"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
 validate13.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(func8.call(schema14.properties.data.properties, key1))){
+validate13.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
 if(data3.id !== undefined){
 let data4 = data3.id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
 validate13.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -1273,7 +1283,7 @@ return false;
 }
 }
 }
-var valid1 = _errs8 === errors;
+var valid1 = _errs9 === errors;
 }
 else {
 var valid1 = true;
@@ -1281,9 +1291,9 @@ var valid1 = true;
 if(valid1){
 if(data3.idea_id !== undefined){
 let data5 = data3.idea_id;
-const _errs10 = errors;
-if(errors === _errs10){
-if(errors === _errs10){
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!(formats2.test(data5))){
 validate13.errors = [{instancePath:instancePath+"/data/idea_id",schemaPath:"#/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -1296,22 +1306,299 @@ return false;
 }
 }
 }
-var valid1 = _errs10 === errors;
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.parent_id !== undefined){
+let data6 = data3.parent_id;
+const _errs13 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate13.errors = [{instancePath:instancePath+"/data/parent_id",schemaPath:"#/properties/data/properties/parent_id/type",keyword:"type",params:{type: schema14.properties.data.properties.parent_id.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs13){
+if(errors === _errs13){
+if(typeof data6 === "string"){
+if(!(formats2.test(data6))){
+validate13.errors = [{instancePath:instancePath+"/data/parent_id",schemaPath:"#/properties/data/properties/parent_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.author_id !== undefined){
+let data7 = data3.author_id;
+const _errs15 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate13.errors = [{instancePath:instancePath+"/data/author_id",schemaPath:"#/properties/data/properties/author_id/type",keyword:"type",params:{type: schema14.properties.data.properties.author_id.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs15){
+if(errors === _errs15){
+if(typeof data7 === "string"){
+if(!(formats2.test(data7))){
+validate13.errors = [{instancePath:instancePath+"/data/author_id",schemaPath:"#/properties/data/properties/author_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.author !== undefined){
+let data8 = data3.author;
+const _errs17 = errors;
+if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
+validate13.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/type",keyword:"type",params:{type: schema14.properties.data.properties.author.type},message:"must be object,null"}];
+return false;
+}
+if(errors === _errs17){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+let missing2;
+if((((data8.id === undefined) && (missing2 = "id")) || ((data8.display_name === undefined) && (missing2 = "display_name"))) || ((data8.avatar_url === undefined) && (missing2 = "avatar_url"))){
+validate13.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs19 = errors;
+for(const key2 in data8){
+if(!(((key2 === "id") || (key2 === "display_name")) || (key2 === "avatar_url"))){
+validate13.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs19 === errors){
+if(data8.id !== undefined){
+let data9 = data8.id;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats2.test(data9))){
+validate13.errors = [{instancePath:instancePath+"/data/author/id",schemaPath:"#/properties/data/properties/author/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate13.errors = [{instancePath:instancePath+"/data/author/id",schemaPath:"#/properties/data/properties/author/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid2 = _errs20 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data8.display_name !== undefined){
+const _errs22 = errors;
+if(typeof data8.display_name !== "string"){
+validate13.errors = [{instancePath:instancePath+"/data/author/display_name",schemaPath:"#/properties/data/properties/author/properties/display_name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid2 = _errs22 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data8.avatar_url !== undefined){
+let data11 = data8.avatar_url;
+const _errs24 = errors;
+if((typeof data11 !== "string") && (data11 !== null)){
+validate13.errors = [{instancePath:instancePath+"/data/author/avatar_url",schemaPath:"#/properties/data/properties/author/properties/avatar_url/type",keyword:"type",params:{type: schema14.properties.data.properties.author.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid2 = _errs24 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.body !== undefined){
+const _errs26 = errors;
+if(typeof data3.body !== "string"){
+validate13.errors = [{instancePath:instancePath+"/data/body",schemaPath:"#/properties/data/properties/body/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.mentions !== undefined){
+let data13 = data3.mentions;
+const _errs28 = errors;
+if(errors === _errs28){
+if(Array.isArray(data13)){
+var valid3 = true;
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
+const _errs30 = errors;
+if(errors === _errs30){
+if(errors === _errs30){
+if(typeof data14 === "string"){
+if(!(formats2.test(data14))){
+validate13.errors = [{instancePath:instancePath+"/data/mentions/" + i0,schemaPath:"#/properties/data/properties/mentions/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate13.errors = [{instancePath:instancePath+"/data/mentions/" + i0,schemaPath:"#/properties/data/properties/mentions/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid3 = _errs30 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate13.errors = [{instancePath:instancePath+"/data/mentions",schemaPath:"#/properties/data/properties/mentions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs28 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_count_up !== undefined){
+let data15 = data3.vote_count_up;
+const _errs32 = errors;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+validate13.errors = [{instancePath:instancePath+"/data/vote_count_up",schemaPath:"#/properties/data/properties/vote_count_up/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs32 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_count_down !== undefined){
+let data16 = data3.vote_count_down;
+const _errs34 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+validate13.errors = [{instancePath:instancePath+"/data/vote_count_down",schemaPath:"#/properties/data/properties/vote_count_down/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs34 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.my_vote !== undefined){
-const _errs12 = errors;
+const _errs36 = errors;
 if(data3.my_vote !== null){
 validate13.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
 return false;
 }
-var valid1 = _errs12 === errors;
+var valid1 = _errs36 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
+if(data3.is_deleted !== undefined){
+const _errs38 = errors;
+if(typeof data3.is_deleted !== "boolean"){
+validate13.errors = [{instancePath:instancePath+"/data/is_deleted",schemaPath:"#/properties/data/properties/is_deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid1 = _errs38 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data19 = data3.created_at;
+const _errs40 = errors;
+if(errors === _errs40){
+if(errors === _errs40){
+if(typeof data19 === "string"){
+if(!(formats0.validate(data19))){
+validate13.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate13.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs40 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data20 = data3.updated_at;
+const _errs42 = errors;
+if(errors === _errs42){
+if(errors === _errs42){
+if(typeof data20 === "string"){
+if(!(formats0.validate(data20))){
+validate13.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate13.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs42 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -1329,16 +1616,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data7 = data.cursor;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data7 === "string"){
-if(func2(data7) > 128){
+let data21 = data.cursor;
+const _errs44 = errors;
+if(errors === _errs44){
+if(typeof data21 === "string"){
+if(func2(data21) > 128){
 validate13.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data7) < 1){
+if(func2(data21) < 1){
 validate13.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1349,7 +1636,7 @@ validate13.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs14 === errors;
+var valid0 = _errs44 === errors;
 }
 else {
 var valid0 = true;
@@ -1631,8 +1918,8 @@ validate15.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateEventsNotice = validate16;
-const schema17 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateEventsBroadcast = validate16;
+const schema17 = {"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"broadcast","description":"Always `broadcast` on a client broadcast (see streamEvent)."}}};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1640,14 +1927,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))) || ((data.kind === undefined) && (missing0 = "kind"))){
 validate16.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "data")) || (key0 === "cursor")) || (key0 === "kind"))){
 validate16.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -1692,6 +1979,19 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.kind !== undefined){
+const _errs5 = errors;
+if("broadcast" !== data.kind){
+validate16.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "broadcast"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -1705,8 +2005,8 @@ validate16.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateExtInstallLog = validate17;
-const schema18 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateEventsNotice = validate17;
+const schema18 = {"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{"type":"object","required":["type"],"description":"The notice as the service published it; its type names it. channel:online / channel:offline: a platform reported a stream start or end.","properties":{"type":{"enum":["channel:online","channel:offline"]},"account_id":{"type":"string"},"platform":{"type":"string"},"platform_channel_id":{"type":["string","null"]},"event_id":{"type":"string","description":"The stored stream_online / stream_offline event."},"raw":{"type":"object"},"at":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"notice","description":"Always `notice` on a notice of the service (see streamEvent)."}}};
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1714,14 +2014,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))) || ((data.kind === undefined) && (missing0 = "kind"))){
 validate17.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "data")) || (key0 === "cursor")) || (key0 === "kind"))){
 validate17.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -1740,11 +2040,115 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate17.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.type === undefined) && (missing1 = "type")){
+validate17.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
+}
+else {
+if(data1.type !== undefined){
+let data2 = data1.type;
+const _errs5 = errors;
+if(!((data2 === "channel:online") || (data2 === "channel:offline"))){
+validate17.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/enum",keyword:"enum",params:{allowedValues: schema18.properties.data.properties.type.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.account_id !== undefined){
+const _errs6 = errors;
+if(typeof data1.account_id !== "string"){
+validate17.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs6 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.platform !== undefined){
+const _errs8 = errors;
+if(typeof data1.platform !== "string"){
+validate17.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.platform_channel_id !== undefined){
+let data5 = data1.platform_channel_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate17.errors = [{instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema18.properties.data.properties.platform_channel_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.event_id !== undefined){
+const _errs12 = errors;
+if(typeof data1.event_id !== "string"){
+validate17.errors = [{instancePath:instancePath+"/data/event_id",schemaPath:"#/properties/data/properties/event_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.raw !== undefined){
+let data7 = data1.raw;
+const _errs14 = errors;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+validate17.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.at !== undefined){
+const _errs16 = errors;
+if(typeof data1.at !== "string"){
+validate17.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate17.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -1752,29 +2156,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate17.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data9 = data.cursor;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data9 === "string"){
+if(func2(data9) > 128){
 validate17.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data9) < 1){
 validate17.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1785,7 +2177,19 @@ validate17.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+const _errs20 = errors;
+if("notice" !== data.kind){
+validate17.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "notice"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs20 === errors;
 }
 else {
 var valid0 = true;
@@ -1805,7 +2209,7 @@ validate17.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateExtLog = validate18;
+exports.validateExtInstallLog = validate18;
 const schema19 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1905,8 +2309,8 @@ validate18.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateExtStorageUpdate = validate19;
-const schema20 = {"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string","const":"storage:update"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateExtLog = validate19;
+const schema20 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1914,7 +2318,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.event_type === undefined) && (missing0 = "event_type"))) || ((data.data === undefined) && (missing0 = "data"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate19.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -1953,14 +2357,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
-let data2 = data.event_type;
 const _errs5 = errors;
-if(typeof data2 !== "string"){
+if(typeof data.event_type !== "string"){
 validate19.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("storage:update" !== data2){
-validate19.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "storage:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2010,9 +2409,8 @@ validate19.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateExtUpdated = validate20;
-const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).","required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"],"properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string"},"dev_mode":{"const":false}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-const pattern0 = new RegExp("^[0-9a-f]{64}$", "u");
+exports.validateExtStorageUpdate = validate20;
+const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string","const":"storage:update"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2059,9 +2457,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if("extension:updated" !== data.event_type){
-validate20.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "extension:updated"},message:"must be equal to constant"}];
+if(typeof data2 !== "string"){
+validate20.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("storage:update" !== data2){
+validate20.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "storage:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2070,195 +2473,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if(((((((((data3.install_id === undefined) && (missing1 = "install_id")) || ((data3.extension_id === undefined) && (missing1 = "extension_id"))) || ((data3.version_id === undefined) && (missing1 = "version_id"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.sha256 === undefined) && (missing1 = "sha256"))) || ((data3.url === undefined) && (missing1 = "url"))) || ((data3.dev_mode === undefined) && (missing1 = "dev_mode"))){
-validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!((((((((key1 === "install_id") || (key1 === "extension_id")) || (key1 === "version_id")) || (key1 === "version")) || (key1 === "status")) || (key1 === "sha256")) || (key1 === "url")) || (key1 === "dev_mode"))){
-validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data3.install_id !== undefined){
-let data4 = data3.install_id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate20.errors = [{instancePath:instancePath+"/data/install_id",schemaPath:"#/properties/data/properties/install_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/data/install_id",schemaPath:"#/properties/data/properties/install_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.extension_id !== undefined){
-let data5 = data3.extension_id;
-const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-validate20.errors = [{instancePath:instancePath+"/data/extension_id",schemaPath:"#/properties/data/properties/extension_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/data/extension_id",schemaPath:"#/properties/data/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version_id !== undefined){
-let data6 = data3.version_id;
-const _errs13 = errors;
-if(errors === _errs13){
-if(errors === _errs13){
-if(typeof data6 === "string"){
-if(!(formats2.test(data6))){
-validate20.errors = [{instancePath:instancePath+"/data/version_id",schemaPath:"#/properties/data/properties/version_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/data/version_id",schemaPath:"#/properties/data/properties/version_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-const _errs15 = errors;
-if(typeof data3.version !== "string"){
-validate20.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.status !== undefined){
-const _errs17 = errors;
-if("published" !== data3.status){
-validate20.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/const",keyword:"const",params:{allowedValue: "published"},message:"must be equal to constant"}];
-return false;
-}
-var valid1 = _errs17 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.sha256 !== undefined){
-let data9 = data3.sha256;
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data9 === "string"){
-if(!pattern0.test(data9)){
-validate20.errors = [{instancePath:instancePath+"/data/sha256",schemaPath:"#/properties/data/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/data/sha256",schemaPath:"#/properties/data/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.url !== undefined){
-const _errs20 = errors;
-if(typeof data3.url !== "string"){
-validate20.errors = [{instancePath:instancePath+"/data/url",schemaPath:"#/properties/data/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs20 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.dev_mode !== undefined){
-const _errs22 = errors;
-if(false !== data3.dev_mode){
-validate20.errors = [{instancePath:instancePath+"/data/dev_mode",schemaPath:"#/properties/data/properties/dev_mode/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"}];
-return false;
-}
-var valid1 = _errs22 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data12 = data.cursor;
-const _errs23 = errors;
-if(errors === _errs23){
-if(typeof data12 === "string"){
-if(func2(data12) > 128){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data12) < 1){
+if(func2(data3) < 1){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2269,11 +2494,10 @@ validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs23 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -2290,8 +2514,9 @@ validate20.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateHistoryUpdate = validate21;
-const schema22 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateExtUpdated = validate21;
+const schema22 = {"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved: the REST ExtensionInstallBundle of that version, never a dev-mode pick.","properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string","description":"Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`."},"dev_mode":{"const":false}},"required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const pattern0 = new RegExp("^[0-9a-f]{64}$", "u");
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2299,7 +2524,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.event_type === undefined) && (missing0 = "event_type"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -2338,10 +2563,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
-let data2 = data.event_type;
 const _errs5 = errors;
-if(!((data2 === "history:session_started") || (data2 === "history:session_updated"))){
-validate21.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema22.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+if("extension:updated" !== data.event_type){
+validate21.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "extension:updated"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2356,101 +2580,127 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.platform === undefined) && (missing1 = "platform"))) || ((data3.platform_channel_id === undefined) && (missing1 = "platform_channel_id"))) || ((data3.stream_id === undefined) && (missing1 = "stream_id"))) || ((data3.title === undefined) && (missing1 = "title"))) || ((data3.category === undefined) && (missing1 = "category"))) || ((data3.updates === undefined) && (missing1 = "updates"))) || ((data3.started_at === undefined) && (missing1 = "started_at"))) || ((data3.ended_at === undefined) && (missing1 = "ended_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+if(((((((((data3.install_id === undefined) && (missing1 = "install_id")) || ((data3.extension_id === undefined) && (missing1 = "extension_id"))) || ((data3.version_id === undefined) && (missing1 = "version_id"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.sha256 === undefined) && (missing1 = "sha256"))) || ((data3.url === undefined) && (missing1 = "url"))) || ((data3.dev_mode === undefined) && (missing1 = "dev_mode"))){
 validate21.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data3.id !== undefined){
-let data4 = data3.id;
 const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
+for(const key1 in data3){
+if(!((((((((key1 === "install_id") || (key1 === "extension_id")) || (key1 === "version_id")) || (key1 === "version")) || (key1 === "status")) || (key1 === "sha256")) || (key1 === "url")) || (key1 === "dev_mode"))){
+validate21.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.install_id !== undefined){
+let data4 = data3.install_id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
-validate21.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate21.errors = [{instancePath:instancePath+"/data/install_id",schemaPath:"#/properties/data/properties/install_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate21.errors = [{instancePath:instancePath+"/data/install_id",schemaPath:"#/properties/data/properties/install_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid1 = _errs8 === errors;
+var valid1 = _errs9 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
-const _errs10 = errors;
-if(errors === _errs10){
-if(errors === _errs10){
+if(data3.extension_id !== undefined){
+let data5 = data3.extension_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!(formats2.test(data5))){
-validate21.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate21.errors = [{instancePath:instancePath+"/data/extension_id",schemaPath:"#/properties/data/properties/extension_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate21.errors = [{instancePath:instancePath+"/data/extension_id",schemaPath:"#/properties/data/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
-var valid1 = _errs10 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.platform !== undefined){
-const _errs12 = errors;
-if(typeof data3.platform !== "string"){
-validate21.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs12 === errors;
+var valid1 = _errs11 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.platform_channel_id !== undefined){
-let data7 = data3.platform_channel_id;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate21.errors = [{instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema22.properties.data.properties.platform_channel_id.type},message:"must be string,null"}];
+if(data3.version_id !== undefined){
+let data6 = data3.version_id;
+const _errs13 = errors;
+if(errors === _errs13){
+if(errors === _errs13){
+if(typeof data6 === "string"){
+if(!(formats2.test(data6))){
+validate21.errors = [{instancePath:instancePath+"/data/version_id",schemaPath:"#/properties/data/properties/version_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
-var valid1 = _errs14 === errors;
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/data/version_id",schemaPath:"#/properties/data/properties/version_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs13 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.stream_id !== undefined){
-let data8 = data3.stream_id;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate21.errors = [{instancePath:instancePath+"/data/stream_id",schemaPath:"#/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema22.properties.data.properties.stream_id.type},message:"must be string,null"}];
+if(data3.version !== undefined){
+const _errs15 = errors;
+if(typeof data3.version !== "string"){
+validate21.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid1 = _errs16 === errors;
+var valid1 = _errs15 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.title !== undefined){
-let data9 = data3.title;
+if(data3.status !== undefined){
+const _errs17 = errors;
+if("published" !== data3.status){
+validate21.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/const",keyword:"const",params:{allowedValue: "published"},message:"must be equal to constant"}];
+return false;
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.sha256 !== undefined){
+let data9 = data3.sha256;
 const _errs18 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate21.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: schema22.properties.data.properties.title.type},message:"must be string,null"}];
+if(errors === _errs18){
+if(typeof data9 === "string"){
+if(!pattern0.test(data9)){
+validate21.errors = [{instancePath:instancePath+"/data/sha256",schemaPath:"#/properties/data/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/data/sha256",schemaPath:"#/properties/data/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid1 = _errs18 === errors;
 }
@@ -2458,11 +2708,10 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.category !== undefined){
-let data10 = data3.category;
+if(data3.url !== undefined){
 const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate21.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/type",keyword:"type",params:{type: schema22.properties.data.properties.category.type},message:"must be string,null"}];
+if(typeof data3.url !== "string"){
+validate21.errors = [{instancePath:instancePath+"/data/url",schemaPath:"#/properties/data/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs20 === errors;
@@ -2471,96 +2720,16 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.updates !== undefined){
-let data11 = data3.updates;
+if(data3.dev_mode !== undefined){
 const _errs22 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate21.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(false !== data3.dev_mode){
+validate21.errors = [{instancePath:instancePath+"/data/dev_mode",schemaPath:"#/properties/data/properties/dev_mode/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"}];
 return false;
-}
-if(errors === _errs22){
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-validate21.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
 }
 var valid1 = _errs22 === errors;
 }
 else {
 var valid1 = true;
-}
-if(valid1){
-if(data3.started_at !== undefined){
-let data12 = data3.started_at;
-const _errs24 = errors;
-if(errors === _errs24){
-if(errors === _errs24){
-if(typeof data12 === "string"){
-if(!(formats0.validate(data12))){
-validate21.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate21.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs24 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.ended_at !== undefined){
-let data13 = data3.ended_at;
-const _errs26 = errors;
-if((typeof data13 !== "string") && (data13 !== null)){
-validate21.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema22.properties.data.properties.ended_at.type},message:"must be string,null"}];
-return false;
-}
-if(errors === _errs26){
-if(errors === _errs26){
-if(typeof data13 === "string"){
-if(!(formats0.validate(data13))){
-validate21.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-}
-}
-var valid1 = _errs26 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.updated_at !== undefined){
-let data14 = data3.updated_at;
-const _errs28 = errors;
-if(errors === _errs28){
-if(errors === _errs28){
-if(typeof data14 === "string"){
-if(!(formats0.validate(data14))){
-validate21.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate21.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs28 === errors;
-}
-else {
-var valid1 = true;
-}
-}
 }
 }
 }
@@ -2584,16 +2753,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data15 = data.cursor;
-const _errs30 = errors;
-if(errors === _errs30){
-if(typeof data15 === "string"){
-if(func2(data15) > 128){
+let data12 = data.cursor;
+const _errs23 = errors;
+if(errors === _errs23){
+if(typeof data12 === "string"){
+if(func2(data12) > 128){
 validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data15) < 1){
+if(func2(data12) < 1){
 validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2604,7 +2773,7 @@ validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs30 === errors;
+var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
@@ -2625,8 +2794,8 @@ validate21.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateIdeaChange = validate22;
-const schema23 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateHistoryUpdate = validate22;
+const schema23 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2675,7 +2844,7 @@ if(valid0){
 if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs5 = errors;
-if(!((((data2 === "idea:created") || (data2 === "idea:updated")) || (data2 === "idea:status_changed")) || (data2 === "idea:voted"))){
+if(!((data2 === "history:session_started") || (data2 === "history:session_updated"))){
 validate22.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema23.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -2691,7 +2860,7 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.id === undefined) && (missing1 = "id")){
+if((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.platform === undefined) && (missing1 = "platform"))) || ((data3.platform_channel_id === undefined) && (missing1 = "platform_channel_id"))) || ((data3.stream_id === undefined) && (missing1 = "stream_id"))) || ((data3.title === undefined) && (missing1 = "title"))) || ((data3.category === undefined) && (missing1 = "category"))) || ((data3.updates === undefined) && (missing1 = "updates"))) || ((data3.started_at === undefined) && (missing1 = "started_at"))) || ((data3.ended_at === undefined) && (missing1 = "ended_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
 validate22.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
@@ -2719,11 +2888,22 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.title !== undefined){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
 const _errs10 = errors;
-if(typeof data3.title !== "string"){
-validate22.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs10){
+if(errors === _errs10){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate22.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
 }
 var valid1 = _errs10 === errors;
 }
@@ -2731,10 +2911,10 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.status !== undefined){
+if(data3.platform !== undefined){
 const _errs12 = errors;
-if(typeof data3.status !== "string"){
-validate22.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(typeof data3.platform !== "string"){
+validate22.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -2743,16 +2923,153 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.my_vote !== undefined){
+if(data3.platform_channel_id !== undefined){
+let data7 = data3.platform_channel_id;
 const _errs14 = errors;
-if(data3.my_vote !== null){
-validate22.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
+if((typeof data7 !== "string") && (data7 !== null)){
+validate22.errors = [{instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema23.properties.data.properties.platform_channel_id.type},message:"must be string,null"}];
 return false;
 }
 var valid1 = _errs14 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
+if(data3.stream_id !== undefined){
+let data8 = data3.stream_id;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate22.errors = [{instancePath:instancePath+"/data/stream_id",schemaPath:"#/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema23.properties.data.properties.stream_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.title !== undefined){
+let data9 = data3.title;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate22.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: schema23.properties.data.properties.title.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.category !== undefined){
+let data10 = data3.category;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate22.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/type",keyword:"type",params:{type: schema23.properties.data.properties.category.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updates !== undefined){
+let data11 = data3.updates;
+const _errs22 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+validate22.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs22){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+validate22.errors = [{instancePath:instancePath+"/data/updates",schemaPath:"#/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.started_at !== undefined){
+let data12 = data3.started_at;
+const _errs24 = errors;
+if(errors === _errs24){
+if(errors === _errs24){
+if(typeof data12 === "string"){
+if(!(formats0.validate(data12))){
+validate22.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/data/started_at",schemaPath:"#/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs24 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.ended_at !== undefined){
+let data13 = data3.ended_at;
+const _errs26 = errors;
+if((typeof data13 !== "string") && (data13 !== null)){
+validate22.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema23.properties.data.properties.ended_at.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs26){
+if(errors === _errs26){
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+validate22.errors = [{instancePath:instancePath+"/data/ended_at",schemaPath:"#/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data14 = data3.updated_at;
+const _errs28 = errors;
+if(errors === _errs28){
+if(errors === _errs28){
+if(typeof data14 === "string"){
+if(!(formats0.validate(data14))){
+validate22.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate22.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs28 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -2771,16 +3088,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data8 = data.cursor;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data8 === "string"){
-if(func2(data8) > 128){
+let data15 = data.cursor;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data15 === "string"){
+if(func2(data15) > 128){
 validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data8) < 1){
+if(func2(data15) < 1){
 validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2791,7 +3108,7 @@ validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs30 === errors;
 }
 else {
 var valid0 = true;
@@ -2812,8 +3129,8 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateIdeaDeleted = validate23;
-const schema24 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateIdeaChange = validate23;
+const schema24 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"description":{"type":"string"},"status":{"type":"string","description":"A status slug: open, in_progress, done, declined or another."},"category_id":{"type":["string","null"],"format":"uuid"},"category":{"type":["object","null"],"additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid"},"name":{"type":"string"}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"name":{"type":"string"},"created_at":{"type":"string","format":"date-time"}}}},"author_id":{"type":["string","null"],"format":"uuid","description":"Null once the author's user is deleted."},"author":{"type":["object","null"],"additionalProperties":false,"description":"Null once the user is deleted (and on a deleted comment).","required":["id","display_name","avatar_url"],"properties":{"id":{"type":"string","format":"uuid"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}},"vote_count_up":{"type":"integer"},"vote_count_down":{"type":"integer"},"vote_score":{"type":"integer","description":"vote_count_up minus vote_count_down (the most_voted order)."},"comment_count":{"type":"integer","description":"Comments not deleted."},"my_vote":{"type":"null"},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"The idea as REST answers it, less its timeline, with my_vote null.","required":["id","title","description","status","category_id","category","tags","author_id","author","vote_count_up","vote_count_down","vote_score","comment_count","my_vote","created_at","updated_at"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2860,9 +3177,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if("idea:deleted" !== data.event_type){
-validate23.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"}];
+if(!((((data2 === "idea:created") || (data2 === "idea:updated")) || (data2 === "idea:status_changed")) || (data2 === "idea:voted"))){
+validate23.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema24.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2877,16 +3195,25 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.id === undefined) && (missing1 = "id")){
+if(((((((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.title === undefined) && (missing1 = "title"))) || ((data3.description === undefined) && (missing1 = "description"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.category_id === undefined) && (missing1 = "category_id"))) || ((data3.category === undefined) && (missing1 = "category"))) || ((data3.tags === undefined) && (missing1 = "tags"))) || ((data3.author_id === undefined) && (missing1 = "author_id"))) || ((data3.author === undefined) && (missing1 = "author"))) || ((data3.vote_count_up === undefined) && (missing1 = "vote_count_up"))) || ((data3.vote_count_down === undefined) && (missing1 = "vote_count_down"))) || ((data3.vote_score === undefined) && (missing1 = "vote_score"))) || ((data3.comment_count === undefined) && (missing1 = "comment_count"))) || ((data3.my_vote === undefined) && (missing1 = "my_vote"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
 validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(func8.call(schema24.properties.data.properties, key1))){
+validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
 if(data3.id !== undefined){
 let data4 = data3.id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
 validate23.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -2896,6 +3223,481 @@ return false;
 else {
 validate23.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.title !== undefined){
+const _errs11 = errors;
+if(typeof data3.title !== "string"){
+validate23.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.description !== undefined){
+const _errs13 = errors;
+if(typeof data3.description !== "string"){
+validate23.errors = [{instancePath:instancePath+"/data/description",schemaPath:"#/properties/data/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.status !== undefined){
+const _errs15 = errors;
+if(typeof data3.status !== "string"){
+validate23.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.category_id !== undefined){
+let data8 = data3.category_id;
+const _errs17 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate23.errors = [{instancePath:instancePath+"/data/category_id",schemaPath:"#/properties/data/properties/category_id/type",keyword:"type",params:{type: schema24.properties.data.properties.category_id.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs17){
+if(errors === _errs17){
+if(typeof data8 === "string"){
+if(!(formats2.test(data8))){
+validate23.errors = [{instancePath:instancePath+"/data/category_id",schemaPath:"#/properties/data/properties/category_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.category !== undefined){
+let data9 = data3.category;
+const _errs19 = errors;
+if((!(data9 && typeof data9 == "object" && !Array.isArray(data9))) && (data9 !== null)){
+validate23.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/type",keyword:"type",params:{type: schema24.properties.data.properties.category.type},message:"must be object,null"}];
+return false;
+}
+if(errors === _errs19){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let missing2;
+if(((data9.id === undefined) && (missing2 = "id")) || ((data9.name === undefined) && (missing2 = "name"))){
+validate23.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs21 = errors;
+for(const key2 in data9){
+if(!((key2 === "id") || (key2 === "name"))){
+validate23.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs21 === errors){
+if(data9.id !== undefined){
+let data10 = data9.id;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats2.test(data10))){
+validate23.errors = [{instancePath:instancePath+"/data/category/id",schemaPath:"#/properties/data/properties/category/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/category/id",schemaPath:"#/properties/data/properties/category/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid2 = _errs22 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data9.name !== undefined){
+const _errs24 = errors;
+if(typeof data9.name !== "string"){
+validate23.errors = [{instancePath:instancePath+"/data/category/name",schemaPath:"#/properties/data/properties/category/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid2 = _errs24 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+}
+var valid1 = _errs19 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.tags !== undefined){
+let data12 = data3.tags;
+const _errs26 = errors;
+if(errors === _errs26){
+if(Array.isArray(data12)){
+var valid3 = true;
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+const _errs28 = errors;
+if(errors === _errs28){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing3;
+if((((data13.id === undefined) && (missing3 = "id")) || ((data13.name === undefined) && (missing3 = "name"))) || ((data13.created_at === undefined) && (missing3 = "created_at"))){
+validate23.errors = [{instancePath:instancePath+"/data/tags/" + i0,schemaPath:"#/properties/data/properties/tags/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+return false;
+}
+else {
+const _errs30 = errors;
+for(const key3 in data13){
+if(!(((key3 === "id") || (key3 === "name")) || (key3 === "created_at"))){
+validate23.errors = [{instancePath:instancePath+"/data/tags/" + i0,schemaPath:"#/properties/data/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs30 === errors){
+if(data13.id !== undefined){
+let data14 = data13.id;
+const _errs31 = errors;
+if(errors === _errs31){
+if(errors === _errs31){
+if(typeof data14 === "string"){
+if(!(formats2.test(data14))){
+validate23.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/id",schemaPath:"#/properties/data/properties/tags/items/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/id",schemaPath:"#/properties/data/properties/tags/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid4 = _errs31 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data13.name !== undefined){
+const _errs33 = errors;
+if(typeof data13.name !== "string"){
+validate23.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/name",schemaPath:"#/properties/data/properties/tags/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid4 = _errs33 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data13.created_at !== undefined){
+let data16 = data13.created_at;
+const _errs35 = errors;
+if(errors === _errs35){
+if(errors === _errs35){
+if(typeof data16 === "string"){
+if(!(formats0.validate(data16))){
+validate23.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/created_at",schemaPath:"#/properties/data/properties/tags/items/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/created_at",schemaPath:"#/properties/data/properties/tags/items/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid4 = _errs35 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/tags/" + i0,schemaPath:"#/properties/data/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs28 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/tags",schemaPath:"#/properties/data/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.author_id !== undefined){
+let data17 = data3.author_id;
+const _errs37 = errors;
+if((typeof data17 !== "string") && (data17 !== null)){
+validate23.errors = [{instancePath:instancePath+"/data/author_id",schemaPath:"#/properties/data/properties/author_id/type",keyword:"type",params:{type: schema24.properties.data.properties.author_id.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs37){
+if(errors === _errs37){
+if(typeof data17 === "string"){
+if(!(formats2.test(data17))){
+validate23.errors = [{instancePath:instancePath+"/data/author_id",schemaPath:"#/properties/data/properties/author_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs37 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.author !== undefined){
+let data18 = data3.author;
+const _errs39 = errors;
+if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
+validate23.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/type",keyword:"type",params:{type: schema24.properties.data.properties.author.type},message:"must be object,null"}];
+return false;
+}
+if(errors === _errs39){
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+let missing4;
+if((((data18.id === undefined) && (missing4 = "id")) || ((data18.display_name === undefined) && (missing4 = "display_name"))) || ((data18.avatar_url === undefined) && (missing4 = "avatar_url"))){
+validate23.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
+return false;
+}
+else {
+const _errs41 = errors;
+for(const key4 in data18){
+if(!(((key4 === "id") || (key4 === "display_name")) || (key4 === "avatar_url"))){
+validate23.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs41 === errors){
+if(data18.id !== undefined){
+let data19 = data18.id;
+const _errs42 = errors;
+if(errors === _errs42){
+if(errors === _errs42){
+if(typeof data19 === "string"){
+if(!(formats2.test(data19))){
+validate23.errors = [{instancePath:instancePath+"/data/author/id",schemaPath:"#/properties/data/properties/author/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/author/id",schemaPath:"#/properties/data/properties/author/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid5 = _errs42 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data18.display_name !== undefined){
+const _errs44 = errors;
+if(typeof data18.display_name !== "string"){
+validate23.errors = [{instancePath:instancePath+"/data/author/display_name",schemaPath:"#/properties/data/properties/author/properties/display_name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid5 = _errs44 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data18.avatar_url !== undefined){
+let data21 = data18.avatar_url;
+const _errs46 = errors;
+if((typeof data21 !== "string") && (data21 !== null)){
+validate23.errors = [{instancePath:instancePath+"/data/author/avatar_url",schemaPath:"#/properties/data/properties/author/properties/avatar_url/type",keyword:"type",params:{type: schema24.properties.data.properties.author.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid5 = _errs46 === errors;
+}
+else {
+var valid5 = true;
+}
+}
+}
+}
+}
+}
+}
+var valid1 = _errs39 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_count_up !== undefined){
+let data22 = data3.vote_count_up;
+const _errs48 = errors;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+validate23.errors = [{instancePath:instancePath+"/data/vote_count_up",schemaPath:"#/properties/data/properties/vote_count_up/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs48 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_count_down !== undefined){
+let data23 = data3.vote_count_down;
+const _errs50 = errors;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+validate23.errors = [{instancePath:instancePath+"/data/vote_count_down",schemaPath:"#/properties/data/properties/vote_count_down/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs50 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_score !== undefined){
+let data24 = data3.vote_score;
+const _errs52 = errors;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+validate23.errors = [{instancePath:instancePath+"/data/vote_score",schemaPath:"#/properties/data/properties/vote_score/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs52 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.comment_count !== undefined){
+let data25 = data3.comment_count;
+const _errs54 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+validate23.errors = [{instancePath:instancePath+"/data/comment_count",schemaPath:"#/properties/data/properties/comment_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs54 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.my_vote !== undefined){
+const _errs56 = errors;
+if(data3.my_vote !== null){
+validate23.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
+return false;
+}
+var valid1 = _errs56 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data27 = data3.created_at;
+const _errs58 = errors;
+if(errors === _errs58){
+if(errors === _errs58){
+if(typeof data27 === "string"){
+if(!(formats0.validate(data27))){
+validate23.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs58 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data28 = data3.updated_at;
+const _errs60 = errors;
+if(errors === _errs60){
+if(errors === _errs60){
+if(typeof data28 === "string"){
+if(!(formats0.validate(data28))){
+validate23.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs60 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -2914,16 +3716,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data5 = data.cursor;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data5 === "string"){
-if(func2(data5) > 128){
+let data29 = data.cursor;
+const _errs62 = errors;
+if(errors === _errs62){
+if(typeof data29 === "string"){
+if(func2(data29) > 128){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data5) < 1){
+if(func2(data29) < 1){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2934,7 +3736,7 @@ validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs62 === errors;
 }
 else {
 var valid0 = true;
@@ -2955,8 +3757,8 @@ validate23.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateLoginAssignmentUpdate = validate24;
-const schema25 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateIdeaDeleted = validate24;
+const schema25 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3003,10 +3805,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
-let data2 = data.event_type;
 const _errs5 = errors;
-if(!((data2 === "login-assignment:assigned") || (data2 === "login-assignment:removed"))){
-validate24.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema25.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+if("idea:deleted" !== data.event_type){
+validate24.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3021,25 +3822,16 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((((data3.id === undefined) && (missing1 = "id")) || ((data3.provider === undefined) && (missing1 = "provider"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.at === undefined) && (missing1 = "at"))){
+if((data3.id === undefined) && (missing1 = "id")){
 validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!((((key1 === "id") || (key1 === "provider")) || (key1 === "status")) || (key1 === "at"))){
-validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
 if(data3.id !== undefined){
 let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats2.test(data4))){
 validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -3049,62 +3841,6 @@ return false;
 else {
 validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.provider !== undefined){
-const _errs11 = errors;
-if(typeof data3.provider !== "string"){
-validate24.errors = [{instancePath:instancePath+"/data/provider",schemaPath:"#/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.status !== undefined){
-let data6 = data3.status;
-const _errs13 = errors;
-if(!((data6 === "assigned") || (data6 === "removed"))){
-validate24.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema25.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.at !== undefined){
-let data7 = data3.at;
-const _errs14 = errors;
-if(errors === _errs14){
-if(errors === _errs14){
-if(typeof data7 === "string"){
-if(!(formats0.validate(data7))){
-validate24.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs14 === errors;
-}
-else {
-var valid1 = true;
-}
 }
 }
 }
@@ -3123,16 +3859,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data8 = data.cursor;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data8 === "string"){
-if(func2(data8) > 128){
+let data5 = data.cursor;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data5 === "string"){
+if(func2(data5) > 128){
 validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data8) < 1){
+if(func2(data5) < 1){
 validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3143,7 +3879,7 @@ validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
@@ -3164,8 +3900,8 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicNowPlaying = validate25;
-const schema26 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateLoginAssignmentUpdate = validate25;
+const schema26 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3173,14 +3909,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3189,8 +3925,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("music_platform:now-playing" !== data.type){
-validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
+if("event" !== data.type){
+validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3199,11 +3935,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
+if(data.channel !== undefined){
 const _errs3 = errors;
-if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(typeof data.channel !== "string"){
+validate25.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -3212,17 +3947,137 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cursor !== undefined){
-let data2 = data.cursor;
+if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
+if(!((data2 === "login-assignment:assigned") || (data2 === "login-assignment:removed"))){
+validate25.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema26.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if(((((data3.id === undefined) && (missing1 = "id")) || ((data3.provider === undefined) && (missing1 = "provider"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.at === undefined) && (missing1 = "at"))){
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!((((key1 === "id") || (key1 === "provider")) || (key1 === "status")) || (key1 === "at"))){
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate25.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.provider !== undefined){
+const _errs11 = errors;
+if(typeof data3.provider !== "string"){
+validate25.errors = [{instancePath:instancePath+"/data/provider",schemaPath:"#/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.status !== undefined){
+let data6 = data3.status;
+const _errs13 = errors;
+if(!((data6 === "assigned") || (data6 === "removed"))){
+validate25.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema26.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.at !== undefined){
+let data7 = data3.at;
+const _errs14 = errors;
+if(errors === _errs14){
+if(errors === _errs14){
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+validate25.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data8 = data.cursor;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data8 === "string"){
+if(func2(data8) > 128){
 validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
+if(func2(data8) < 1){
 validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3233,10 +4088,12 @@ validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+}
 }
 }
 }
@@ -3252,8 +4109,8 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateNotificationCreated = validate26;
-const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["notification:created"]},"data":{"type":"object","additionalProperties":false,"required":["id","type","data","status","created_at","read_at"],"properties":{"id":{"type":"string","format":"uuid"},"type":{"type":"string"},"data":{"type":"object","additionalProperties":true},"status":{"enum":["unread","read","accepted","declined"]},"created_at":{"type":"string","format":"date-time"},"read_at":{"type":["string","null"],"format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateMusicNowPlaying = validate26;
+const schema27 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3261,14 +4118,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
 validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
 validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3277,8 +4134,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("event" !== data.type){
-validate26.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("music_platform:now-playing" !== data.type){
+validate26.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3287,10 +4144,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate26.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -3299,178 +4157,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if(!(data.event_type === "notification:created")){
-validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema27.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if(((((((data3.id === undefined) && (missing1 = "id")) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.data === undefined) && (missing1 = "data"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.read_at === undefined) && (missing1 = "read_at"))){
-validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!((((((key1 === "id") || (key1 === "type")) || (key1 === "data")) || (key1 === "status")) || (key1 === "created_at")) || (key1 === "read_at"))){
-validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data3.id !== undefined){
-let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-validate26.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.type !== undefined){
-const _errs11 = errors;
-if(typeof data3.type !== "string"){
-validate26.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.data !== undefined){
-let data6 = data3.data;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/data",schemaPath:"#/properties/data/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.status !== undefined){
-let data7 = data3.status;
-const _errs16 = errors;
-if(!((((data7 === "unread") || (data7 === "read")) || (data7 === "accepted")) || (data7 === "declined"))){
-validate26.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema27.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid1 = _errs16 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.created_at !== undefined){
-let data8 = data3.created_at;
-const _errs17 = errors;
-if(errors === _errs17){
-if(errors === _errs17){
-if(typeof data8 === "string"){
-if(!(formats0.validate(data8))){
-validate26.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs17 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.read_at !== undefined){
-let data9 = data3.read_at;
-const _errs19 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/read_at",schemaPath:"#/properties/data/properties/read_at/type",keyword:"type",params:{type: schema27.properties.data.properties.read_at.type},message:"must be string,null"}];
-return false;
-}
-if(errors === _errs19){
-if(errors === _errs19){
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
-validate26.errors = [{instancePath:instancePath+"/data/read_at",schemaPath:"#/properties/data/properties/read_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-}
-}
-var valid1 = _errs19 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data10 = data.cursor;
-const _errs21 = errors;
-if(errors === _errs21){
-if(typeof data10 === "string"){
-if(func2(data10) > 128){
+let data2 = data.cursor;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
 validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data10) < 1){
+if(func2(data2) < 1){
 validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3481,12 +4178,10 @@ validate26.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs21 === errors;
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-}
 }
 }
 }
@@ -3502,8 +4197,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlaySettingsUpdate = validate27;
-const schema28 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateNotificationCreated = validate27;
+const schema28 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["notification:created"]},"data":{"type":"object","additionalProperties":false,"required":["id","type","data","status","created_at","read_at"],"properties":{"id":{"type":"string","format":"uuid"},"type":{"type":"string","description":"For example `invite` (data: accountId, accountName, inviteId, role, invitedBy); `member_joined` (to the account owner and the inviter; data: accountId, accountName, userId, displayName, role); `member_removed` (to the removed user; data: accountId, accountName, removedBy)."},"data":{"type":"object","additionalProperties":true},"status":{"type":"string","enum":["unread","read","accepted","declined"]},"created_at":{"type":"string","format":"date-time"},"read_at":{"type":["string","null"],"format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3511,7 +4206,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -3551,8 +4246,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("overlay:update" !== data.event_type){
-validate27.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
+if(!(data.event_type === "notification:created")){
+validate27.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema28.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3567,14 +4262,14 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+if(((((((data3.id === undefined) && (missing1 = "id")) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.data === undefined) && (missing1 = "data"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.read_at === undefined) && (missing1 = "read_at"))){
 validate27.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data3){
-if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+if(!((((((key1 === "id") || (key1 === "type")) || (key1 === "data")) || (key1 === "status")) || (key1 === "created_at")) || (key1 === "read_at"))){
 validate27.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3604,22 +4299,11 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
+if(data3.type !== undefined){
 const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-validate27.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+if(typeof data3.type !== "string"){
+validate27.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
 }
 var valid1 = _errs11 === errors;
 }
@@ -3627,11 +4311,16 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.name !== undefined){
+if(data3.data !== undefined){
+let data6 = data3.data;
 const _errs13 = errors;
-if(typeof data3.name !== "string"){
-validate27.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(errors === _errs13){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+}
+else {
+validate27.errors = [{instancePath:instancePath+"/data/data",schemaPath:"#/properties/data/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid1 = _errs13 === errors;
 }
@@ -3639,51 +4328,30 @@ else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.settings !== undefined){
-let data7 = data3.settings;
-const _errs15 = errors;
-if(errors === _errs15){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(data3.status !== undefined){
+let data7 = data3.status;
+const _errs16 = errors;
+if(typeof data7 !== "string"){
+validate27.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-let data8 = data3.version;
-const _errs18 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate27.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(!((((data7 === "unread") || (data7 === "read")) || (data7 === "accepted")) || (data7 === "declined"))){
+validate27.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema28.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-if(errors === _errs18){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-validate27.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid1 = _errs18 === errors;
+var valid1 = _errs16 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.created_at !== undefined){
-let data9 = data3.created_at;
-const _errs20 = errors;
-if(errors === _errs20){
-if(errors === _errs20){
-if(typeof data9 === "string"){
-if(!(formats0.validate(data9))){
+let data8 = data3.created_at;
+const _errs18 = errors;
+if(errors === _errs18){
+if(errors === _errs18){
+if(typeof data8 === "string"){
+if(!(formats0.validate(data8))){
 validate27.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -3694,34 +4362,33 @@ return false;
 }
 }
 }
-var valid1 = _errs20 === errors;
+var valid1 = _errs18 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
-if(data3.updated_at !== undefined){
-let data10 = data3.updated_at;
-const _errs22 = errors;
-if(errors === _errs22){
-if(errors === _errs22){
-if(typeof data10 === "string"){
-if(!(formats0.validate(data10))){
-validate27.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+if(data3.read_at !== undefined){
+let data9 = data3.read_at;
+const _errs20 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate27.errors = [{instancePath:instancePath+"/data/read_at",schemaPath:"#/properties/data/properties/read_at/type",keyword:"type",params:{type: schema28.properties.data.properties.read_at.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+validate27.errors = [{instancePath:instancePath+"/data/read_at",schemaPath:"#/properties/data/properties/read_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
-else {
-validate27.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
 }
 }
-}
-var valid1 = _errs22 === errors;
+var valid1 = _errs20 === errors;
 }
 else {
 var valid1 = true;
-}
 }
 }
 }
@@ -3743,16 +4410,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data11 = data.cursor;
-const _errs24 = errors;
-if(errors === _errs24){
-if(typeof data11 === "string"){
-if(func2(data11) > 128){
+let data10 = data.cursor;
+const _errs22 = errors;
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(func2(data10) > 128){
 validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data11) < 1){
+if(func2(data10) < 1){
 validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3763,7 +4430,7 @@ validate27.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs22 === errors;
 }
 else {
 var valid0 = true;
@@ -3784,8 +4451,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlayUpdate = validate28;
-const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateOverlaySettingsUpdate = validate28;
+const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true,"description":"Opaque JSON object, as last written."},"version":{"type":"integer","minimum":1,"description":"Starts at 1, one higher with every update (send it back with the next update)."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3793,7 +4460,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -3833,8 +4500,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("overlay:update" !== data.event_type){
+validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3843,17 +4510,198 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+validate28.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+validate28.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.name !== undefined){
+const _errs13 = errors;
+if(typeof data3.name !== "string"){
+validate28.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.settings !== undefined){
+let data7 = data3.settings;
+const _errs15 = errors;
+if(errors === _errs15){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.version !== undefined){
+let data8 = data3.version;
+const _errs18 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate28.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs18){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+validate28.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data9 = data3.created_at;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+validate28.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data10 = data3.updated_at;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats0.validate(data10))){
+validate28.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data11 = data.cursor;
+const _errs24 = errors;
+if(errors === _errs24){
+if(typeof data11 === "string"){
+if(func2(data11) > 128){
 validate28.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data11) < 1){
 validate28.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -3864,10 +4712,11 @@ validate28.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -4729,7 +5578,7 @@ return errors === 0;
 }
 
 exports.validateSoundPlay = validate36;
-const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["type","id"],"description":"One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).","properties":{"type":{"type":"string","enum":["widget","overlay"]},"id":{"type":"string","format":"uuid"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4919,11 +5768,10 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data9.type !== undefined){
-let data10 = data9.type;
 const _errs24 = errors;
-if(!((data10 === "overlay") || (data10 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema37.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+for(const key1 in data9){
+if(!((key1 === "type") || (key1 === "id"))){
+const err2 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4931,17 +5779,15 @@ else {
 vErrors.push(err2);
 }
 errors++;
+break;
 }
-var valid3 = _errs24 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.id !== undefined){
+if(_errs24 === errors){
+if(data9.type !== undefined){
+let data10 = data9.type;
 const _errs25 = errors;
-if(typeof data9.id !== "string"){
-const err3 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data10 !== "string"){
+const err3 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4950,16 +5796,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid3 = _errs25 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((data10 === "widget") || (data10 === "overlay"))){
+const err4 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema37.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4968,17 +5806,71 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid3 = _errs25 === errors;
 }
-var _valid0 = _errs22 === errors;
-valid2 = valid2 || _valid0;
+else {
+var valid3 = true;
 }
-if(!valid2){
-const err5 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid3){
+if(data9.id !== undefined){
+let data11 = data9.id;
+const _errs27 = errors;
+if(errors === _errs27){
+if(errors === _errs27){
+if(typeof data11 === "string"){
+if(!(formats2.test(data11))){
+const err5 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+var valid3 = _errs27 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+var _valid0 = _errs22 === errors;
+valid2 = valid2 || _valid0;
+}
+if(!valid2){
+const err8 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 validate36.errors = vErrors;
@@ -5002,12 +5894,12 @@ var valid1 = true;
 }
 if(valid1){
 if(data3.stream_url !== undefined){
-const _errs27 = errors;
+const _errs29 = errors;
 if(typeof data3.stream_url !== "string"){
 validate36.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid1 = _errs27 === errors;
+var valid1 = _errs29 === errors;
 }
 else {
 var valid1 = true;
@@ -5033,8 +5925,8 @@ var valid0 = true;
 if(valid0){
 if(data.cursor !== undefined){
 let data13 = data.cursor;
-const _errs29 = errors;
-if(errors === _errs29){
+const _errs31 = errors;
+if(errors === _errs31){
 if(typeof data13 === "string"){
 if(func2(data13) > 128){
 validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
@@ -5052,7 +5944,7 @@ validate36.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs29 === errors;
+var valid0 = _errs31 === errors;
 }
 else {
 var valid0 = true;
@@ -5074,7 +5966,7 @@ return errors === 0;
 }
 
 exports.validateSoundStop = validate37;
-const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["type","id"],"description":"One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).","properties":{"type":{"type":"string","enum":["widget","overlay"]},"id":{"type":"string","format":"uuid"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5200,11 +6092,10 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data5.type !== undefined){
-let data6 = data5.type;
 const _errs16 = errors;
-if(!((data6 === "overlay") || (data6 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema38.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+for(const key1 in data5){
+if(!((key1 === "type") || (key1 === "id"))){
+const err2 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5212,17 +6103,15 @@ else {
 vErrors.push(err2);
 }
 errors++;
+break;
 }
-var valid3 = _errs16 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.id !== undefined){
+if(_errs16 === errors){
+if(data5.type !== undefined){
+let data6 = data5.type;
 const _errs17 = errors;
-if(typeof data5.id !== "string"){
-const err3 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data6 !== "string"){
+const err3 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5231,16 +6120,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid3 = _errs17 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((data6 === "widget") || (data6 === "overlay"))){
+const err4 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema38.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5249,17 +6130,71 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid3 = _errs17 === errors;
 }
-var _valid0 = _errs14 === errors;
-valid2 = valid2 || _valid0;
+else {
+var valid3 = true;
 }
-if(!valid2){
-const err5 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid3){
+if(data5.id !== undefined){
+let data7 = data5.id;
+const _errs19 = errors;
+if(errors === _errs19){
+if(errors === _errs19){
+if(typeof data7 === "string"){
+if(!(formats2.test(data7))){
+const err5 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+var valid3 = _errs19 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+var _valid0 = _errs14 === errors;
+valid2 = valid2 || _valid0;
+}
+if(!valid2){
+const err8 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 validate37.errors = vErrors;
@@ -5297,8 +6232,8 @@ var valid0 = true;
 if(valid0){
 if(data.cursor !== undefined){
 let data8 = data.cursor;
-const _errs19 = errors;
-if(errors === _errs19){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data8 === "string"){
 if(func2(data8) > 128){
 validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
@@ -5316,7 +6251,7 @@ validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs19 === errors;
+var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
@@ -5338,7 +6273,7 @@ return errors === 0;
 }
 
 exports.validateStreamEvent = validate38;
-const schema39 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema39 = {"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","type","platform","external_id","raw","created_at"],"description":"A stream event (Part 2, \"Event row\"); GraphQL calls `type` `eventType`.","properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","description":"`platform:action`, up to 100 characters."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object","additionalProperties":true},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"event","description":"What the frame carries, set by the server on every frame of the channel: `event` (an event of the account, stored or test or bot: data is the Event), `notice` (a notice of the service), `broadcast` (a client broadcast)."}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5346,14 +6281,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))) || ((data.kind === undefined) && (missing0 = "kind"))){
 validate38.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "data")) || (key0 === "cursor")) || (key0 === "kind"))){
 validate38.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5378,16 +6313,25 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
+if((((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.external_id === undefined) && (missing1 = "external_id"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
 validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
+const _errs5 = errors;
+for(const key1 in data1){
+if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "type")) || (key1 === "platform")) || (key1 === "external_id")) || (key1 === "raw")) || (key1 === "created_at"))){
+validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs5 === errors){
 if(data1.id !== undefined){
 let data2 = data1.id;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
+const _errs6 = errors;
+if(errors === _errs6){
+if(errors === _errs6){
 if(typeof data2 === "string"){
 if(!(formats2.test(data2))){
 validate38.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -5400,7 +6344,7 @@ return false;
 }
 }
 }
-var valid1 = _errs5 === errors;
+var valid1 = _errs6 === errors;
 }
 else {
 var valid1 = true;
@@ -5408,9 +6352,9 @@ var valid1 = true;
 if(valid1){
 if(data1.account_id !== undefined){
 let data3 = data1.account_id;
-const _errs7 = errors;
-if(errors === _errs7){
-if(errors === _errs7){
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
 if(typeof data3 === "string"){
 if(!(formats2.test(data3))){
 validate38.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -5423,40 +6367,31 @@ return false;
 }
 }
 }
-var valid1 = _errs7 === errors;
+var valid1 = _errs8 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data1.type !== undefined){
-let data4 = data1.type;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(func2(data4) > 100){
-validate38.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
-return false;
-}
-}
-else {
+const _errs10 = errors;
+if(typeof data1.type !== "string"){
 validate38.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-var valid1 = _errs9 === errors;
+var valid1 = _errs10 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data1.platform !== undefined){
-const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data1.platform !== "string"){
 validate38.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid1 = _errs11 === errors;
+var valid1 = _errs12 === errors;
 }
 else {
 var valid1 = true;
@@ -5464,12 +6399,12 @@ var valid1 = true;
 if(valid1){
 if(data1.external_id !== undefined){
 let data6 = data1.external_id;
-const _errs13 = errors;
+const _errs14 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
 validate38.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema39.properties.data.properties.external_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs13 === errors;
+var valid1 = _errs14 === errors;
 }
 else {
 var valid1 = true;
@@ -5477,12 +6412,16 @@ var valid1 = true;
 if(valid1){
 if(data1.raw !== undefined){
 let data7 = data1.raw;
-const _errs15 = errors;
-if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+const _errs16 = errors;
+if(errors === _errs16){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
 validate38.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-var valid1 = _errs15 === errors;
+}
+var valid1 = _errs16 === errors;
 }
 else {
 var valid1 = true;
@@ -5490,9 +6429,9 @@ var valid1 = true;
 if(valid1){
 if(data1.created_at !== undefined){
 let data8 = data1.created_at;
-const _errs17 = errors;
-if(errors === _errs17){
-if(errors === _errs17){
+const _errs19 = errors;
+if(errors === _errs19){
+if(errors === _errs19){
 if(typeof data8 === "string"){
 if(!(formats0.validate(data8))){
 validate38.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
@@ -5505,10 +6444,11 @@ return false;
 }
 }
 }
-var valid1 = _errs17 === errors;
+var valid1 = _errs19 === errors;
 }
 else {
 var valid1 = true;
+}
 }
 }
 }
@@ -5531,8 +6471,8 @@ var valid0 = true;
 if(valid0){
 if(data.cursor !== undefined){
 let data9 = data.cursor;
-const _errs19 = errors;
-if(errors === _errs19){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data9 === "string"){
 if(func2(data9) > 128){
 validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
@@ -5550,10 +6490,23 @@ validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs19 === errors;
+var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+const _errs23 = errors;
+if("event" !== data.kind){
+validate38.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -5947,7 +6900,7 @@ return errors === 0;
 }
 
 exports.validateWidgetSettingsUpdate = validate44;
-const schema45 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema45 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true,"description":"Opaque JSON object, as last written."},"version":{"type":"integer","minimum":1,"description":"Starts at 1, one higher with every update (send it back with the next update)."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5955,7 +6908,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate44.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -6241,110 +7194,10 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetUpdate = validate45;
-const schema46 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateAutomation = validate45;
+const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate45.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate45.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate45.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate45.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate45.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
-validate45.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data3) < 1){
-validate45.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate45.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate45.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateAutomation = validate46;
-const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
-
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6467,7 +7320,7 @@ else {
 vErrors.push(err7);
 }
 errors++;
-validate46.errors = vErrors;
+validate45.errors = vErrors;
 return false;
 }
 else {
@@ -6481,14 +7334,14 @@ vErrors = null;
 }
 }
 }
-validate46.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateChatMessage = validate47;
-const schema48 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateChatMessage = validate46;
+const schema47 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6701,7 +7554,7 @@ if(data6.avatar_url !== undefined){
 let data10 = data6.avatar_url;
 const _errs29 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6833,7 +7686,7 @@ if(data1.deleted_by !== undefined){
 let data13 = data1.deleted_by;
 const _errs36 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6938,7 +7791,7 @@ if(data1.deleted_by !== undefined){
 let data17 = data1.deleted_by;
 const _errs45 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6957,7 +7810,7 @@ if(data1.action !== undefined){
 let data18 = data1.action;
 const _errs47 = errors;
 if(!((data18 === "ban") || (data18 === "timeout"))){
-const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6976,7 +7829,7 @@ if(data1.duration_secs !== undefined){
 let data19 = data1.duration_secs;
 const _errs48 = errors;
 if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7119,7 +7972,7 @@ if(data21.target_user_id !== undefined){
 let data25 = data21.target_user_id;
 const _errs61 = errors;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -7138,7 +7991,7 @@ if(data21.target_username !== undefined){
 let data26 = data21.target_username;
 const _errs63 = errors;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7157,7 +8010,7 @@ if(data21.platform_message_id !== undefined){
 let data27 = data21.platform_message_id;
 const _errs65 = errors;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7176,7 +8029,7 @@ if(data21.moderator_user_id !== undefined){
 let data28 = data21.moderator_user_id;
 const _errs67 = errors;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7195,7 +8048,7 @@ if(data21.moderator_name !== undefined){
 let data29 = data21.moderator_name;
 const _errs69 = errors;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7214,7 +8067,7 @@ if(data21.duration_secs !== undefined){
 let data30 = data21.duration_secs;
 const _errs71 = errors;
 if((!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))) && (data30 !== null)){
-const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7233,7 +8086,7 @@ if(data21.reason !== undefined){
 let data31 = data21.reason;
 const _errs73 = errors;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7252,7 +8105,7 @@ if(data21.source !== undefined){
 let data32 = data21.source;
 const _errs75 = errors;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema47.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7420,7 +8273,7 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs86 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema47.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7554,7 +8407,7 @@ else {
 vErrors.push(err57);
 }
 errors++;
-validate47.errors = vErrors;
+validate46.errors = vErrors;
 return false;
 }
 else {
@@ -7568,14 +8421,14 @@ vErrors = null;
 }
 }
 }
-validate47.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateEvent = validate48;
-const schema49 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string","const":"storage:update"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).","required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"],"properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string"},"dev_mode":{"const":false}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["notification:created"]},"data":{"type":"object","additionalProperties":false,"required":["id","type","data","status","created_at","read_at"],"properties":{"id":{"type":"string","format":"uuid"},"type":{"type":"string"},"data":{"type":"object","additionalProperties":true},"status":{"enum":["unread","read","accepted","declined"]},"created_at":{"type":"string","format":"date-time"},"read_at":{"type":["string","null"],"format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateEvent = validate47;
+const schema48 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"parent_id":{"type":["string","null"],"format":"uuid"},"author_id":{"type":["string","null"],"format":"uuid"},"author":{"type":["object","null"],"additionalProperties":false,"description":"Null once the user is deleted (and on a deleted comment).","required":["id","display_name","avatar_url"],"properties":{"id":{"type":"string","format":"uuid"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}},"body":{"type":"string","description":"Sanitized HTML; mentions are span.mention[data-mention-id]. Empty when deleted."},"mentions":{"type":"array","description":"The user ids mentioned in the body.","items":{"type":"string","format":"uuid"}},"vote_count_up":{"type":"integer"},"vote_count_down":{"type":"integer"},"my_vote":{"type":"null"},"is_deleted":{"type":"boolean","description":"A deleted comment kept as a tombstone because it has replies."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"The comment as REST answers it, less its replies, with my_vote null.","required":["id","idea_id","parent_id","author_id","author","body","mentions","vote_count_up","vote_count_down","my_vote","is_deleted","created_at","updated_at"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"broadcast","description":"Always `broadcast` on a client broadcast (see streamEvent)."}}},{"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{"type":"object","required":["type"],"description":"The notice as the service published it; its type names it. channel:online / channel:offline: a platform reported a stream start or end.","properties":{"type":{"enum":["channel:online","channel:offline"]},"account_id":{"type":"string"},"platform":{"type":"string"},"platform_channel_id":{"type":["string","null"]},"event_id":{"type":"string","description":"The stored stream_online / stream_offline event."},"raw":{"type":"object"},"at":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"notice","description":"Always `notice` on a notice of the service (see streamEvent)."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string","const":"storage:update"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved: the REST ExtensionInstallBundle of that version, never a dev-mode pick.","properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string","description":"Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`."},"dev_mode":{"const":false}},"required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object","title":"Stream session","required":["id","account_id","platform","platform_channel_id","stream_id","title","category","updates","started_at","ended_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"platform":{"type":"string","description":"The reporting platform (platform_a, platform_c, ...)."},"platform_channel_id":{"type":["string","null"]},"stream_id":{"type":["string","null"],"description":"The platform's id of the stream, when it reports one."},"title":{"type":["string","null"]},"category":{"type":["string","null"]},"updates":{"type":"integer","minimum":0,"description":"Changes and the end applied to the session so far."},"started_at":{"type":"string","format":"date-time"},"ended_at":{"type":["string","null"],"format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"description":{"type":"string"},"status":{"type":"string","description":"A status slug: open, in_progress, done, declined or another."},"category_id":{"type":["string","null"],"format":"uuid"},"category":{"type":["object","null"],"additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid"},"name":{"type":"string"}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"name":{"type":"string"},"created_at":{"type":"string","format":"date-time"}}}},"author_id":{"type":["string","null"],"format":"uuid","description":"Null once the author's user is deleted."},"author":{"type":["object","null"],"additionalProperties":false,"description":"Null once the user is deleted (and on a deleted comment).","required":["id","display_name","avatar_url"],"properties":{"id":{"type":"string","format":"uuid"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}},"vote_count_up":{"type":"integer"},"vote_count_down":{"type":"integer"},"vote_score":{"type":"integer","description":"vote_count_up minus vote_count_down (the most_voted order)."},"comment_count":{"type":"integer","description":"Comments not deleted."},"my_vote":{"type":"null"},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"The idea as REST answers it, less its timeline, with my_vote null.","required":["id","title","description","status","category_id","category","tags","author_id","author","vote_count_up","vote_count_down","vote_score","comment_count","my_vote","created_at","updated_at"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["login-assignment:assigned","login-assignment:removed"]},"data":{"type":"object","additionalProperties":false,"required":["id","provider","status","at"],"properties":{"id":{"type":"string","format":"uuid"},"provider":{"type":"string"},"status":{"enum":["assigned","removed"]},"at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["notification:created"]},"data":{"type":"object","additionalProperties":false,"required":["id","type","data","status","created_at","read_at"],"properties":{"id":{"type":"string","format":"uuid"},"type":{"type":"string","description":"For example `invite` (data: accountId, accountName, inviteId, role, invitedBy); `member_joined` (to the account owner and the inviter; data: accountId, accountName, userId, displayName, role); `member_removed` (to the removed user; data: accountId, accountName, removedBy)."},"data":{"type":"object","additionalProperties":true},"status":{"type":"string","enum":["unread","read","accepted","declined"]},"created_at":{"type":"string","format":"date-time"},"read_at":{"type":["string","null"],"format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true,"description":"Opaque JSON object, as last written."},"version":{"type":"integer","minimum":1,"description":"Starts at 1, one higher with every update (send it back with the next update)."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"public-stats:update"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["type","id"],"description":"One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).","properties":{"type":{"type":"string","enum":["widget","overlay"]},"id":{"type":"string","format":"uuid"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["type","id"],"description":"One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).","properties":{"type":{"type":"string","enum":["widget","overlay"]},"id":{"type":"string","format":"uuid"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","type","platform","external_id","raw","created_at"],"description":"A stream event (Part 2, \"Event row\"); GraphQL calls `type` `eventType`.","properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","description":"`platform:action`, up to 100 characters."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object","additionalProperties":true},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"event","description":"What the frame carries, set by the server on every frame of the channel: `event` (an event of the account, stored or test or bot: data is the Event), `notice` (a notice of the service), `broadcast` (a client broadcast)."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true,"description":"Opaque JSON object, as last written."},"version":{"type":"integer","minimum":1,"description":"Starts at 1, one higher with every update (send it back with the next update)."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -7650,7 +8503,7 @@ if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs7 = errors;
 if(!(((data2 === "comment:created") || (data2 === "comment:updated")) || (data2 === "comment:voted"))){
-const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7671,7 +8524,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((data3.id === undefined) && (missing1 = "id")) || ((data3.idea_id === undefined) && (missing1 = "idea_id"))){
+if((((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.idea_id === undefined) && (missing1 = "idea_id"))) || ((data3.parent_id === undefined) && (missing1 = "parent_id"))) || ((data3.author_id === undefined) && (missing1 = "author_id"))) || ((data3.author === undefined) && (missing1 = "author"))) || ((data3.body === undefined) && (missing1 = "body"))) || ((data3.mentions === undefined) && (missing1 = "mentions"))) || ((data3.vote_count_up === undefined) && (missing1 = "vote_count_up"))) || ((data3.vote_count_down === undefined) && (missing1 = "vote_count_down"))) || ((data3.my_vote === undefined) && (missing1 = "my_vote"))) || ((data3.is_deleted === undefined) && (missing1 = "is_deleted"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
 const err5 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
 if(vErrors === null){
 vErrors = [err5];
@@ -7682,14 +8535,10 @@ vErrors.push(err5);
 errors++;
 }
 else {
-if(data3.id !== undefined){
-let data4 = data3.id;
 const _errs10 = errors;
-if(errors === _errs10){
-if(errors === _errs10){
-if(typeof data4 === "string"){
-if(!(formats2.test(data4))){
-const err6 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/0/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+for(const key1 in data3){
+if(!(func8.call(schema48.anyOf[0].properties.data.properties, key1))){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7697,10 +8546,18 @@ else {
 vErrors.push(err6);
 }
 errors++;
+break;
 }
 }
-else {
-const err7 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/0/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs10 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(!(formats2.test(data4))){
+const err7 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/0/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7710,21 +8567,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-}
-var valid2 = _errs10 === errors;
-}
 else {
-var valid2 = true;
-}
-if(valid2){
-if(data3.idea_id !== undefined){
-let data5 = data3.idea_id;
-const _errs12 = errors;
-if(errors === _errs12){
-if(errors === _errs12){
-if(typeof data5 === "string"){
-if(!(formats2.test(data5))){
-const err8 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/0/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/0/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7734,8 +8578,21 @@ vErrors.push(err8);
 errors++;
 }
 }
+}
+var valid2 = _errs11 === errors;
+}
 else {
-const err9 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/0/properties/data/properties/idea_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid2 = true;
+}
+if(valid2){
+if(data3.idea_id !== undefined){
+let data5 = data3.idea_id;
+const _errs13 = errors;
+if(errors === _errs13){
+if(errors === _errs13){
+if(typeof data5 === "string"){
+if(!(formats2.test(data5))){
+const err9 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/0/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7745,17 +8602,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-var valid2 = _errs12 === errors;
-}
 else {
-var valid2 = true;
-}
-if(valid2){
-if(data3.my_vote !== undefined){
-const _errs14 = errors;
-if(data3.my_vote !== null){
-const err10 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/0/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err10 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/0/properties/data/properties/idea_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7764,17 +8612,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-var valid2 = _errs14 === errors;
+}
+}
+var valid2 = _errs13 === errors;
 }
 else {
 var valid2 = true;
 }
-}
-}
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid2){
+if(data3.parent_id !== undefined){
+let data6 = data3.parent_id;
+const _errs15 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err11 = {instancePath:instancePath+"/data/parent_id",schemaPath:"#/anyOf/0/properties/data/properties/parent_id/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.properties.parent_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7783,20 +8633,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data.cursor !== undefined){
-let data7 = data.cursor;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data7 === "string"){
-if(func2(data7) > 128){
-const err12 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(errors === _errs15){
+if(errors === _errs15){
+if(typeof data6 === "string"){
+if(!(formats2.test(data6))){
+const err12 = {instancePath:instancePath+"/data/parent_id",schemaPath:"#/anyOf/0/properties/data/properties/parent_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7805,9 +8646,20 @@ vErrors.push(err12);
 }
 errors++;
 }
+}
+}
+}
+var valid2 = _errs15 === errors;
+}
 else {
-if(func2(data7) < 1){
-const err13 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid2 = true;
+}
+if(valid2){
+if(data3.author_id !== undefined){
+let data7 = data3.author_id;
+const _errs17 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err13 = {instancePath:instancePath+"/data/author_id",schemaPath:"#/anyOf/0/properties/data/properties/author_id/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.properties.author_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7816,10 +8668,11 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs17){
+if(errors === _errs17){
+if(typeof data7 === "string"){
+if(!(formats2.test(data7))){
+const err14 = {instancePath:instancePath+"/data/author_id",schemaPath:"#/anyOf/0/properties/data/properties/author_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7829,20 +8682,19 @@ vErrors.push(err14);
 errors++;
 }
 }
-var valid1 = _errs16 === errors;
+}
+}
+var valid2 = _errs17 === errors;
 }
 else {
-var valid1 = true;
+var valid2 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-else {
-const err15 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid2){
+if(data3.author !== undefined){
+let data8 = data3.author;
+const _errs19 = errors;
+if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
+const err15 = {instancePath:instancePath+"/data/author",schemaPath:"#/anyOf/0/properties/data/properties/author/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.properties.author.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7851,16 +8703,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-var _valid0 = _errs1 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs18 = errors;
-if(errors === _errs18){
-if(data && typeof data == "object" && !Array.isArray(data)){
+if(errors === _errs19){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 let missing2;
-if(((((data.type === undefined) && (missing2 = "type")) || ((data.channel === undefined) && (missing2 = "channel"))) || ((data.data === undefined) && (missing2 = "data"))) || ((data.event_type === undefined) && (missing2 = "event_type"))){
-const err16 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"};
+if((((data8.id === undefined) && (missing2 = "id")) || ((data8.display_name === undefined) && (missing2 = "display_name"))) || ((data8.avatar_url === undefined) && (missing2 = "avatar_url"))){
+const err16 = {instancePath:instancePath+"/data/author",schemaPath:"#/anyOf/0/properties/data/properties/author/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7870,10 +8717,10 @@ vErrors.push(err16);
 errors++;
 }
 else {
-const _errs20 = errors;
-for(const key1 in data){
-if(!(((((key1 === "type") || (key1 === "channel")) || (key1 === "event_type")) || (key1 === "data")) || (key1 === "cursor"))){
-const err17 = {instancePath,schemaPath:"#/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+const _errs21 = errors;
+for(const key2 in data8){
+if(!(((key2 === "id") || (key2 === "display_name")) || (key2 === "avatar_url"))){
+const err17 = {instancePath:instancePath+"/data/author",schemaPath:"#/anyOf/0/properties/data/properties/author/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7884,11 +8731,15 @@ errors++;
 break;
 }
 }
-if(_errs20 === errors){
-if(data.type !== undefined){
-const _errs21 = errors;
-if("event" !== data.type){
-const err18 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/1/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(_errs21 === errors){
+if(data8.id !== undefined){
+let data9 = data8.id;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data9 === "string"){
+if(!(formats2.test(data9))){
+const err18 = {instancePath:instancePath+"/data/author/id",schemaPath:"#/anyOf/0/properties/data/properties/author/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7897,16 +8748,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-var valid3 = _errs21 === errors;
 }
 else {
-var valid3 = true;
-}
-if(valid3){
-if(data.channel !== undefined){
-const _errs22 = errors;
-if(typeof data.channel !== "string"){
-const err19 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/1/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err19 = {instancePath:instancePath+"/data/author/id",schemaPath:"#/anyOf/0/properties/data/properties/author/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7915,16 +8759,18 @@ vErrors.push(err19);
 }
 errors++;
 }
+}
+}
 var valid3 = _errs22 === errors;
 }
 else {
 var valid3 = true;
 }
 if(valid3){
-if(data.event_type !== undefined){
+if(data8.display_name !== undefined){
 const _errs24 = errors;
-if("comment:deleted" !== data.event_type){
-const err20 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/1/properties/event_type/const",keyword:"const",params:{allowedValue: "comment:deleted"},message:"must be equal to constant"};
+if(typeof data8.display_name !== "string"){
+const err20 = {instancePath:instancePath+"/data/author/display_name",schemaPath:"#/anyOf/0/properties/data/properties/author/properties/display_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7939,14 +8785,11 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data.data !== undefined){
-let data11 = data.data;
-const _errs25 = errors;
-if(errors === _errs25){
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-let missing3;
-if(((data11.id === undefined) && (missing3 = "id")) || ((data11.idea_id === undefined) && (missing3 = "idea_id"))){
-const err21 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/1/properties/data/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
+if(data8.avatar_url !== undefined){
+let data11 = data8.avatar_url;
+const _errs26 = errors;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err21 = {instancePath:instancePath+"/data/author/avatar_url",schemaPath:"#/anyOf/0/properties/data/properties/author/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[0].properties.data.properties.author.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7955,15 +8798,27 @@ vErrors.push(err21);
 }
 errors++;
 }
+var valid3 = _errs26 === errors;
+}
 else {
-if(data11.id !== undefined){
-let data12 = data11.id;
-const _errs27 = errors;
-if(errors === _errs27){
-if(errors === _errs27){
-if(typeof data12 === "string"){
-if(!(formats2.test(data12))){
-const err22 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/1/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+var valid2 = _errs19 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data3.body !== undefined){
+const _errs28 = errors;
+if(typeof data3.body !== "string"){
+const err22 = {instancePath:instancePath+"/data/body",schemaPath:"#/anyOf/0/properties/data/properties/body/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7972,9 +8827,27 @@ vErrors.push(err22);
 }
 errors++;
 }
+var valid2 = _errs28 === errors;
 }
 else {
-const err23 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/1/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid2 = true;
+}
+if(valid2){
+if(data3.mentions !== undefined){
+let data13 = data3.mentions;
+const _errs30 = errors;
+if(errors === _errs30){
+if(Array.isArray(data13)){
+var valid4 = true;
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
+const _errs32 = errors;
+if(errors === _errs32){
+if(errors === _errs32){
+if(typeof data14 === "string"){
+if(!(formats2.test(data14))){
+const err23 = {instancePath:instancePath+"/data/mentions/" + i0,schemaPath:"#/anyOf/0/properties/data/properties/mentions/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7984,21 +8857,8 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-var valid4 = _errs27 === errors;
-}
 else {
-var valid4 = true;
-}
-if(valid4){
-if(data11.idea_id !== undefined){
-let data13 = data11.idea_id;
-const _errs29 = errors;
-if(errors === _errs29){
-if(errors === _errs29){
-if(typeof data13 === "string"){
-if(!(formats2.test(data13))){
-const err24 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/1/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err24 = {instancePath:instancePath+"/data/mentions/" + i0,schemaPath:"#/anyOf/0/properties/data/properties/mentions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8008,8 +8868,15 @@ vErrors.push(err24);
 errors++;
 }
 }
+}
+var valid4 = _errs32 === errors;
+if(!valid4){
+break;
+}
+}
+}
 else {
-const err25 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/1/properties/data/properties/idea_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err25 = {instancePath:instancePath+"/data/mentions",schemaPath:"#/anyOf/0/properties/data/properties/mentions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8019,17 +8886,17 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-var valid4 = _errs29 === errors;
-}
-else {
-var valid4 = true;
-}
-}
-}
+var valid2 = _errs30 === errors;
 }
 else {
-const err26 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/1/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid2 = true;
+}
+if(valid2){
+if(data3.vote_count_up !== undefined){
+let data15 = data3.vote_count_up;
+const _errs34 = errors;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err26 = {instancePath:instancePath+"/data/vote_count_up",schemaPath:"#/anyOf/0/properties/data/properties/vote_count_up/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8038,20 +8905,17 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-var valid3 = _errs25 === errors;
+var valid2 = _errs34 === errors;
 }
 else {
-var valid3 = true;
+var valid2 = true;
 }
-if(valid3){
-if(data.cursor !== undefined){
-let data14 = data.cursor;
-const _errs31 = errors;
-if(errors === _errs31){
-if(typeof data14 === "string"){
-if(func2(data14) > 128){
-const err27 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/1/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid2){
+if(data3.vote_count_down !== undefined){
+let data16 = data3.vote_count_down;
+const _errs36 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err27 = {instancePath:instancePath+"/data/vote_count_down",schemaPath:"#/anyOf/0/properties/data/properties/vote_count_down/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8060,9 +8924,16 @@ vErrors.push(err27);
 }
 errors++;
 }
+var valid2 = _errs36 === errors;
+}
 else {
-if(func2(data14) < 1){
-const err28 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/1/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid2 = true;
+}
+if(valid2){
+if(data3.my_vote !== undefined){
+const _errs38 = errors;
+if(data3.my_vote !== null){
+const err28 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/0/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8071,10 +8942,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
+var valid2 = _errs38 === errors;
 }
 else {
-const err29 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/1/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid2 = true;
+}
+if(valid2){
+if(data3.is_deleted !== undefined){
+const _errs40 = errors;
+if(typeof data3.is_deleted !== "boolean"){
+const err29 = {instancePath:instancePath+"/data/is_deleted",schemaPath:"#/anyOf/0/properties/data/properties/is_deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8083,21 +8960,20 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-var valid3 = _errs31 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
+var valid2 = _errs40 === errors;
 }
 else {
-const err30 = {instancePath,schemaPath:"#/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid2 = true;
+}
+if(valid2){
+if(data3.created_at !== undefined){
+let data19 = data3.created_at;
+const _errs42 = errors;
+if(errors === _errs42){
+if(errors === _errs42){
+if(typeof data19 === "string"){
+if(!(formats0.validate(data19))){
+const err30 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/0/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8107,15 +8983,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-var _valid0 = _errs18 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs33 = errors;
-if(errors === _errs33){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing4;
-if(((data.type === undefined) && (missing4 = "type")) || ((data.data === undefined) && (missing4 = "data"))){
-const err31 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"};
+else {
+const err31 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/0/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -8124,11 +8993,22 @@ vErrors.push(err31);
 }
 errors++;
 }
+}
+}
+var valid2 = _errs42 === errors;
+}
 else {
-const _errs35 = errors;
-for(const key2 in data){
-if(!(((key2 === "type") || (key2 === "data")) || (key2 === "cursor"))){
-const err32 = {instancePath,schemaPath:"#/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+var valid2 = true;
+}
+if(valid2){
+if(data3.updated_at !== undefined){
+let data20 = data3.updated_at;
+const _errs44 = errors;
+if(errors === _errs44){
+if(errors === _errs44){
+if(typeof data20 === "string"){
+if(!(formats0.validate(data20))){
+const err32 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/0/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8136,14 +9016,10 @@ else {
 vErrors.push(err32);
 }
 errors++;
-break;
 }
 }
-if(_errs35 === errors){
-if(data.type !== undefined){
-const _errs36 = errors;
-if("event" !== data.type){
-const err33 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/2/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const err33 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/0/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8152,19 +9028,30 @@ vErrors.push(err33);
 }
 errors++;
 }
-var valid5 = _errs36 === errors;
+}
+}
+var valid2 = _errs44 === errors;
 }
 else {
-var valid5 = true;
+var valid2 = true;
 }
-if(valid5){
-if(data.cursor !== undefined){
-let data16 = data.cursor;
-const _errs37 = errors;
-if(errors === _errs37){
-if(typeof data16 === "string"){
-if(func2(data16) > 128){
-const err34 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/2/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8173,9 +9060,20 @@ vErrors.push(err34);
 }
 errors++;
 }
+}
+var valid1 = _errs8 === errors;
+}
 else {
-if(func2(data16) < 1){
-const err35 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/2/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid1 = true;
+}
+if(valid1){
+if(data.cursor !== undefined){
+let data21 = data.cursor;
+const _errs46 = errors;
+if(errors === _errs46){
+if(typeof data21 === "string"){
+if(func2(data21) > 128){
+const err35 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8184,10 +9082,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
 else {
-const err36 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/2/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data21) < 1){
+const err36 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8197,17 +9094,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-var valid5 = _errs37 === errors;
 }
 else {
-var valid5 = true;
-}
-}
-}
-}
-}
-else {
-const err37 = {instancePath,schemaPath:"#/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err37 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8217,15 +9106,20 @@ vErrors.push(err37);
 errors++;
 }
 }
-var _valid0 = _errs33 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs39 = errors;
-if(errors === _errs39){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing5;
-if((((data.type === undefined) && (missing5 = "type")) || ((data.channel === undefined) && (missing5 = "channel"))) || ((data.data === undefined) && (missing5 = "data"))){
-const err38 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
+var valid1 = _errs46 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8234,11 +9128,16 @@ vErrors.push(err38);
 }
 errors++;
 }
-else {
-const _errs41 = errors;
-for(const key3 in data){
-if(!(((((key3 === "type") || (key3 === "channel")) || (key3 === "event_type")) || (key3 === "data")) || (key3 === "cursor"))){
-const err39 = {instancePath,schemaPath:"#/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs1 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs48 = errors;
+if(errors === _errs48){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing3;
+if(((((data.type === undefined) && (missing3 = "type")) || ((data.channel === undefined) && (missing3 = "channel"))) || ((data.data === undefined) && (missing3 = "data"))) || ((data.event_type === undefined) && (missing3 = "event_type"))){
+const err39 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8246,14 +9145,12 @@ else {
 vErrors.push(err39);
 }
 errors++;
-break;
 }
-}
-if(_errs41 === errors){
-if(data.type !== undefined){
-const _errs42 = errors;
-if("event" !== data.type){
-const err40 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/3/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const _errs50 = errors;
+for(const key3 in data){
+if(!(((((key3 === "type") || (key3 === "channel")) || (key3 === "event_type")) || (key3 === "data")) || (key3 === "cursor"))){
+const err40 = {instancePath,schemaPath:"#/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8261,17 +9158,14 @@ else {
 vErrors.push(err40);
 }
 errors++;
+break;
 }
-var valid6 = _errs42 === errors;
 }
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data.channel !== undefined){
-const _errs43 = errors;
-if(typeof data.channel !== "string"){
-const err41 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/3/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs50 === errors){
+if(data.type !== undefined){
+const _errs51 = errors;
+if("event" !== data.type){
+const err41 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/1/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8280,16 +9174,16 @@ vErrors.push(err41);
 }
 errors++;
 }
-var valid6 = _errs43 === errors;
+var valid5 = _errs51 === errors;
 }
 else {
-var valid6 = true;
+var valid5 = true;
 }
-if(valid6){
-if(data.event_type !== undefined){
-const _errs45 = errors;
-if(typeof data.event_type !== "string"){
-const err42 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/3/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid5){
+if(data.channel !== undefined){
+const _errs52 = errors;
+if(typeof data.channel !== "string"){
+const err42 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/1/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8298,19 +9192,16 @@ vErrors.push(err42);
 }
 errors++;
 }
-var valid6 = _errs45 === errors;
+var valid5 = _errs52 === errors;
 }
 else {
-var valid6 = true;
+var valid5 = true;
 }
-if(valid6){
-if(data.cursor !== undefined){
-let data20 = data.cursor;
-const _errs47 = errors;
-if(errors === _errs47){
-if(typeof data20 === "string"){
-if(func2(data20) > 128){
-const err43 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/3/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid5){
+if(data.event_type !== undefined){
+const _errs54 = errors;
+if("comment:deleted" !== data.event_type){
+const err43 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/1/properties/event_type/const",keyword:"const",params:{allowedValue: "comment:deleted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -8319,9 +9210,20 @@ vErrors.push(err43);
 }
 errors++;
 }
+var valid5 = _errs54 === errors;
+}
 else {
-if(func2(data20) < 1){
-const err44 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/3/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid5 = true;
+}
+if(valid5){
+if(data.data !== undefined){
+let data25 = data.data;
+const _errs55 = errors;
+if(errors === _errs55){
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+let missing4;
+if(((data25.id === undefined) && (missing4 = "id")) || ((data25.idea_id === undefined) && (missing4 = "idea_id"))){
+const err44 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/1/properties/data/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -8330,10 +9232,15 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-}
 else {
-const err45 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/3/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25.id !== undefined){
+let data26 = data25.id;
+const _errs57 = errors;
+if(errors === _errs57){
+if(errors === _errs57){
+if(typeof data26 === "string"){
+if(!(formats2.test(data26))){
+const err45 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/1/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -8343,19 +9250,8 @@ vErrors.push(err45);
 errors++;
 }
 }
-var valid6 = _errs47 === errors;
-}
 else {
-var valid6 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err46 = {instancePath,schemaPath:"#/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err46 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/1/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -8365,15 +9261,21 @@ vErrors.push(err46);
 errors++;
 }
 }
-var _valid0 = _errs39 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs49 = errors;
-if(errors === _errs49){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing6;
-if((((data.type === undefined) && (missing6 = "type")) || ((data.channel === undefined) && (missing6 = "channel"))) || ((data.data === undefined) && (missing6 = "data"))){
-const err47 = {instancePath,schemaPath:"#/anyOf/4/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"};
+}
+var valid6 = _errs57 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data25.idea_id !== undefined){
+let data27 = data25.idea_id;
+const _errs59 = errors;
+if(errors === _errs59){
+if(errors === _errs59){
+if(typeof data27 === "string"){
+if(!(formats2.test(data27))){
+const err47 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/1/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -8382,11 +9284,9 @@ vErrors.push(err47);
 }
 errors++;
 }
+}
 else {
-const _errs51 = errors;
-for(const key4 in data){
-if(!(((((key4 === "type") || (key4 === "channel")) || (key4 === "event_type")) || (key4 === "data")) || (key4 === "cursor"))){
-const err48 = {instancePath,schemaPath:"#/anyOf/4/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+const err48 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/1/properties/data/properties/idea_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -8394,14 +9294,19 @@ else {
 vErrors.push(err48);
 }
 errors++;
-break;
 }
 }
-if(_errs51 === errors){
-if(data.type !== undefined){
-const _errs52 = errors;
-if("event" !== data.type){
-const err49 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/4/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+var valid6 = _errs59 === errors;
+}
+else {
+var valid6 = true;
+}
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/1/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -8410,16 +9315,20 @@ vErrors.push(err49);
 }
 errors++;
 }
-var valid7 = _errs52 === errors;
+}
+var valid5 = _errs55 === errors;
 }
 else {
-var valid7 = true;
+var valid5 = true;
 }
-if(valid7){
-if(data.channel !== undefined){
-const _errs53 = errors;
-if(typeof data.channel !== "string"){
-const err50 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/4/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid5){
+if(data.cursor !== undefined){
+let data28 = data.cursor;
+const _errs61 = errors;
+if(errors === _errs61){
+if(typeof data28 === "string"){
+if(func2(data28) > 128){
+const err50 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/1/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -8428,16 +9337,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-var valid7 = _errs53 === errors;
-}
 else {
-var valid7 = true;
-}
-if(valid7){
-if(data.event_type !== undefined){
-const _errs55 = errors;
-if(typeof data.event_type !== "string"){
-const err51 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/4/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data28) < 1){
+const err51 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/1/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -8446,19 +9348,10 @@ vErrors.push(err51);
 }
 errors++;
 }
-var valid7 = _errs55 === errors;
+}
 }
 else {
-var valid7 = true;
-}
-if(valid7){
-if(data.cursor !== undefined){
-let data24 = data.cursor;
-const _errs57 = errors;
-if(errors === _errs57){
-if(typeof data24 === "string"){
-if(func2(data24) > 128){
-const err52 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err52 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/1/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -8467,9 +9360,21 @@ vErrors.push(err52);
 }
 errors++;
 }
+}
+var valid5 = _errs61 === errors;
+}
 else {
-if(func2(data24) < 1){
-const err53 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid5 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -8479,9 +9384,15 @@ vErrors.push(err53);
 errors++;
 }
 }
-}
-else {
-const err54 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs48 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs63 = errors;
+if(errors === _errs63){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing5;
+if((((data.type === undefined) && (missing5 = "type")) || ((data.data === undefined) && (missing5 = "data"))) || ((data.kind === undefined) && (missing5 = "kind"))){
+const err54 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -8490,8 +9401,98 @@ vErrors.push(err54);
 }
 errors++;
 }
+else {
+const _errs65 = errors;
+for(const key4 in data){
+if(!((((key4 === "type") || (key4 === "data")) || (key4 === "cursor")) || (key4 === "kind"))){
+const err55 = {instancePath,schemaPath:"#/anyOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err55];
 }
-var valid7 = _errs57 === errors;
+else {
+vErrors.push(err55);
+}
+errors++;
+break;
+}
+}
+if(_errs65 === errors){
+if(data.type !== undefined){
+const _errs66 = errors;
+if("event" !== data.type){
+const err56 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/2/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+var valid7 = _errs66 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data.cursor !== undefined){
+let data30 = data.cursor;
+const _errs67 = errors;
+if(errors === _errs67){
+if(typeof data30 === "string"){
+if(func2(data30) > 128){
+const err57 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/2/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+else {
+if(func2(data30) < 1){
+const err58 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/2/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/2/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+var valid7 = _errs67 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data.kind !== undefined){
+const _errs69 = errors;
+if("broadcast" !== data.kind){
+const err60 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "broadcast"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var valid7 = _errs69 === errors;
 }
 else {
 var valid7 = true;
@@ -8501,102 +9502,8 @@ var valid7 = true;
 }
 }
 }
-}
 else {
-const err55 = {instancePath,schemaPath:"#/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
-}
-var _valid0 = _errs49 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs59 = errors;
-if(errors === _errs59){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing7;
-if(((((data.type === undefined) && (missing7 = "type")) || ((data.channel === undefined) && (missing7 = "channel"))) || ((data.event_type === undefined) && (missing7 = "event_type"))) || ((data.data === undefined) && (missing7 = "data"))){
-const err56 = {instancePath,schemaPath:"#/anyOf/5/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
-if(vErrors === null){
-vErrors = [err56];
-}
-else {
-vErrors.push(err56);
-}
-errors++;
-}
-else {
-const _errs61 = errors;
-for(const key5 in data){
-if(!(((((key5 === "type") || (key5 === "channel")) || (key5 === "event_type")) || (key5 === "data")) || (key5 === "cursor"))){
-const err57 = {instancePath,schemaPath:"#/anyOf/5/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err57];
-}
-else {
-vErrors.push(err57);
-}
-errors++;
-break;
-}
-}
-if(_errs61 === errors){
-if(data.type !== undefined){
-const _errs62 = errors;
-if("event" !== data.type){
-const err58 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/5/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err58];
-}
-else {
-vErrors.push(err58);
-}
-errors++;
-}
-var valid8 = _errs62 === errors;
-}
-else {
-var valid8 = true;
-}
-if(valid8){
-if(data.channel !== undefined){
-const _errs63 = errors;
-if(typeof data.channel !== "string"){
-const err59 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/5/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
-}
-errors++;
-}
-var valid8 = _errs63 === errors;
-}
-else {
-var valid8 = true;
-}
-if(valid8){
-if(data.event_type !== undefined){
-let data27 = data.event_type;
-const _errs65 = errors;
-if(typeof data27 !== "string"){
-const err60 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-if("storage:update" !== data27){
-const err61 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/const",keyword:"const",params:{allowedValue: "storage:update"},message:"must be equal to constant"};
+const err61 = {instancePath,schemaPath:"#/anyOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -8605,19 +9512,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-var valid8 = _errs65 === errors;
 }
-else {
-var valid8 = true;
-}
-if(valid8){
-if(data.cursor !== undefined){
-let data28 = data.cursor;
-const _errs67 = errors;
-if(errors === _errs67){
-if(typeof data28 === "string"){
-if(func2(data28) > 128){
-const err62 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+var _valid0 = _errs63 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs70 = errors;
+if(errors === _errs70){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing6;
+if((((data.type === undefined) && (missing6 = "type")) || ((data.data === undefined) && (missing6 = "data"))) || ((data.kind === undefined) && (missing6 = "kind"))){
+const err62 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -8627,8 +9531,10 @@ vErrors.push(err62);
 errors++;
 }
 else {
-if(func2(data28) < 1){
-const err63 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const _errs72 = errors;
+for(const key5 in data){
+if(!((((key5 === "type") || (key5 === "data")) || (key5 === "cursor")) || (key5 === "kind"))){
+const err63 = {instancePath,schemaPath:"#/anyOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -8636,11 +9542,14 @@ else {
 vErrors.push(err63);
 }
 errors++;
+break;
 }
 }
-}
-else {
-const err64 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs72 === errors){
+if(data.type !== undefined){
+const _errs73 = errors;
+if("event" !== data.type){
+const err64 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/3/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -8649,8 +9558,240 @@ vErrors.push(err64);
 }
 errors++;
 }
+var valid8 = _errs73 === errors;
 }
-var valid8 = _errs67 === errors;
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data.data !== undefined){
+let data33 = data.data;
+const _errs74 = errors;
+if(errors === _errs74){
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+let missing7;
+if((data33.type === undefined) && (missing7 = "type")){
+const err65 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/3/properties/data/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+else {
+if(data33.type !== undefined){
+let data34 = data33.type;
+const _errs76 = errors;
+if(!((data34 === "channel:online") || (data34 === "channel:offline"))){
+const err66 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/3/properties/data/properties/type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[3].properties.data.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+var valid9 = _errs76 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data33.account_id !== undefined){
+const _errs77 = errors;
+if(typeof data33.account_id !== "string"){
+const err67 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/3/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+var valid9 = _errs77 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data33.platform !== undefined){
+const _errs79 = errors;
+if(typeof data33.platform !== "string"){
+const err68 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/3/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+var valid9 = _errs79 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data33.platform_channel_id !== undefined){
+let data37 = data33.platform_channel_id;
+const _errs81 = errors;
+if((typeof data37 !== "string") && (data37 !== null)){
+const err69 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/3/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema48.anyOf[3].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+var valid9 = _errs81 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data33.event_id !== undefined){
+const _errs83 = errors;
+if(typeof data33.event_id !== "string"){
+const err70 = {instancePath:instancePath+"/data/event_id",schemaPath:"#/anyOf/3/properties/data/properties/event_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+var valid9 = _errs83 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data33.raw !== undefined){
+let data39 = data33.raw;
+const _errs85 = errors;
+if(!(data39 && typeof data39 == "object" && !Array.isArray(data39))){
+const err71 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/3/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+var valid9 = _errs85 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data33.at !== undefined){
+const _errs87 = errors;
+if(typeof data33.at !== "string"){
+const err72 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/3/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+var valid9 = _errs87 === errors;
+}
+else {
+var valid9 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/3/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+var valid8 = _errs74 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data.cursor !== undefined){
+let data41 = data.cursor;
+const _errs89 = errors;
+if(errors === _errs89){
+if(typeof data41 === "string"){
+if(func2(data41) > 128){
+const err74 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/3/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+else {
+if(func2(data41) < 1){
+const err75 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/3/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/3/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+var valid8 = _errs89 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data.kind !== undefined){
+const _errs91 = errors;
+if("notice" !== data.kind){
+const err77 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/3/properties/kind/const",keyword:"const",params:{allowedValue: "notice"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+var valid8 = _errs91 === errors;
 }
 else {
 var valid8 = true;
@@ -8662,224 +9803,7 @@ var valid8 = true;
 }
 }
 else {
-const err65 = {instancePath,schemaPath:"#/anyOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err65];
-}
-else {
-vErrors.push(err65);
-}
-errors++;
-}
-}
-var _valid0 = _errs59 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs69 = errors;
-if(errors === _errs69){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing8;
-if(((((data.type === undefined) && (missing8 = "type")) || ((data.channel === undefined) && (missing8 = "channel"))) || ((data.event_type === undefined) && (missing8 = "event_type"))) || ((data.data === undefined) && (missing8 = "data"))){
-const err66 = {instancePath,schemaPath:"#/anyOf/6/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
-}
-errors++;
-}
-else {
-const _errs71 = errors;
-for(const key6 in data){
-if(!(((((key6 === "type") || (key6 === "channel")) || (key6 === "event_type")) || (key6 === "data")) || (key6 === "cursor"))){
-const err67 = {instancePath,schemaPath:"#/anyOf/6/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-break;
-}
-}
-if(_errs71 === errors){
-if(data.type !== undefined){
-const _errs72 = errors;
-if("event" !== data.type){
-const err68 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/6/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
-}
-errors++;
-}
-var valid9 = _errs72 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-if(data.channel !== undefined){
-const _errs73 = errors;
-if(typeof data.channel !== "string"){
-const err69 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/6/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err69];
-}
-else {
-vErrors.push(err69);
-}
-errors++;
-}
-var valid9 = _errs73 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-if(data.event_type !== undefined){
-const _errs75 = errors;
-if("extension:updated" !== data.event_type){
-const err70 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/const",keyword:"const",params:{allowedValue: "extension:updated"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
-}
-errors++;
-}
-var valid9 = _errs75 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-if(data.data !== undefined){
-let data32 = data.data;
-const _errs76 = errors;
-if(errors === _errs76){
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-let missing9;
-if(((((((((data32.install_id === undefined) && (missing9 = "install_id")) || ((data32.extension_id === undefined) && (missing9 = "extension_id"))) || ((data32.version_id === undefined) && (missing9 = "version_id"))) || ((data32.version === undefined) && (missing9 = "version"))) || ((data32.status === undefined) && (missing9 = "status"))) || ((data32.sha256 === undefined) && (missing9 = "sha256"))) || ((data32.url === undefined) && (missing9 = "url"))) || ((data32.dev_mode === undefined) && (missing9 = "dev_mode"))){
-const err71 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
-if(vErrors === null){
-vErrors = [err71];
-}
-else {
-vErrors.push(err71);
-}
-errors++;
-}
-else {
-const _errs78 = errors;
-for(const key7 in data32){
-if(!((((((((key7 === "install_id") || (key7 === "extension_id")) || (key7 === "version_id")) || (key7 === "version")) || (key7 === "status")) || (key7 === "sha256")) || (key7 === "url")) || (key7 === "dev_mode"))){
-const err72 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-break;
-}
-}
-if(_errs78 === errors){
-if(data32.install_id !== undefined){
-let data33 = data32.install_id;
-const _errs79 = errors;
-if(errors === _errs79){
-if(errors === _errs79){
-if(typeof data33 === "string"){
-if(!(formats2.test(data33))){
-const err73 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/6/properties/data/properties/install_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
-}
-errors++;
-}
-}
-else {
-const err74 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/6/properties/data/properties/install_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-}
-}
-var valid10 = _errs79 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.extension_id !== undefined){
-let data34 = data32.extension_id;
-const _errs81 = errors;
-if(errors === _errs81){
-if(errors === _errs81){
-if(typeof data34 === "string"){
-if(!(formats2.test(data34))){
-const err75 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/6/properties/data/properties/extension_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-}
-else {
-const err76 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/6/properties/data/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-}
-}
-var valid10 = _errs81 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.version_id !== undefined){
-let data35 = data32.version_id;
-const _errs83 = errors;
-if(errors === _errs83){
-if(errors === _errs83){
-if(typeof data35 === "string"){
-if(!(formats2.test(data35))){
-const err77 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/6/properties/data/properties/version_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-}
-else {
-const err78 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/6/properties/data/properties/version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err78 = {instancePath,schemaPath:"#/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -8889,17 +9813,15 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
-var valid10 = _errs83 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.version !== undefined){
-const _errs85 = errors;
-if(typeof data32.version !== "string"){
-const err79 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/6/properties/data/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs70 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs92 = errors;
+if(errors === _errs92){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing8;
+if((((data.type === undefined) && (missing8 = "type")) || ((data.channel === undefined) && (missing8 = "channel"))) || ((data.data === undefined) && (missing8 = "data"))){
+const err79 = {instancePath,schemaPath:"#/anyOf/4/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -8908,16 +9830,11 @@ vErrors.push(err79);
 }
 errors++;
 }
-var valid10 = _errs85 === errors;
-}
 else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.status !== undefined){
-const _errs87 = errors;
-if("published" !== data32.status){
-const err80 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/6/properties/data/properties/status/const",keyword:"const",params:{allowedValue: "published"},message:"must be equal to constant"};
+const _errs94 = errors;
+for(const key6 in data){
+if(!(((((key6 === "type") || (key6 === "channel")) || (key6 === "event_type")) || (key6 === "data")) || (key6 === "cursor"))){
+const err80 = {instancePath,schemaPath:"#/anyOf/4/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -8925,20 +9842,14 @@ else {
 vErrors.push(err80);
 }
 errors++;
+break;
 }
-var valid10 = _errs87 === errors;
 }
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data32.sha256 !== undefined){
-let data38 = data32.sha256;
-const _errs88 = errors;
-if(errors === _errs88){
-if(typeof data38 === "string"){
-if(!pattern0.test(data38)){
-const err81 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/6/properties/data/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(_errs94 === errors){
+if(data.type !== undefined){
+const _errs95 = errors;
+if("event" !== data.type){
+const err81 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/4/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -8947,9 +9858,16 @@ vErrors.push(err81);
 }
 errors++;
 }
+var valid10 = _errs95 === errors;
 }
 else {
-const err82 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/6/properties/data/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid10 = true;
+}
+if(valid10){
+if(data.channel !== undefined){
+const _errs96 = errors;
+if(typeof data.channel !== "string"){
+const err82 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/4/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -8958,17 +9876,16 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-var valid10 = _errs88 === errors;
+var valid10 = _errs96 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data32.url !== undefined){
-const _errs90 = errors;
-if(typeof data32.url !== "string"){
-const err83 = {instancePath:instancePath+"/data/url",schemaPath:"#/anyOf/6/properties/data/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.event_type !== undefined){
+const _errs98 = errors;
+if(typeof data.event_type !== "string"){
+const err83 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/4/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -8977,16 +9894,19 @@ vErrors.push(err83);
 }
 errors++;
 }
-var valid10 = _errs90 === errors;
+var valid10 = _errs98 === errors;
 }
 else {
 var valid10 = true;
 }
 if(valid10){
-if(data32.dev_mode !== undefined){
-const _errs92 = errors;
-if(false !== data32.dev_mode){
-const err84 = {instancePath:instancePath+"/data/dev_mode",schemaPath:"#/anyOf/6/properties/data/properties/dev_mode/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data.cursor !== undefined){
+let data46 = data.cursor;
+const _errs100 = errors;
+if(errors === _errs100){
+if(typeof data46 === "string"){
+if(func2(data46) > 128){
+const err84 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -8995,23 +9915,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-var valid10 = _errs92 === errors;
-}
 else {
-var valid10 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err85 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data46) < 1){
+const err85 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -9021,19 +9927,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-var valid9 = _errs76 === errors;
 }
 else {
-var valid9 = true;
-}
-if(valid9){
-if(data.cursor !== undefined){
-let data41 = data.cursor;
-const _errs93 = errors;
-if(errors === _errs93){
-if(typeof data41 === "string"){
-if(func2(data41) > 128){
-const err86 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err86 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -9042,9 +9938,20 @@ vErrors.push(err86);
 }
 errors++;
 }
+}
+var valid10 = _errs100 === errors;
+}
 else {
-if(func2(data41) < 1){
-const err87 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid10 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err87 = {instancePath,schemaPath:"#/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -9054,9 +9961,15 @@ vErrors.push(err87);
 errors++;
 }
 }
-}
-else {
-const err88 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs92 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs102 = errors;
+if(errors === _errs102){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing9;
+if((((data.type === undefined) && (missing9 = "type")) || ((data.channel === undefined) && (missing9 = "channel"))) || ((data.data === undefined) && (missing9 = "data"))){
+const err88 = {instancePath,schemaPath:"#/anyOf/5/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -9065,21 +9978,11 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-var valid9 = _errs93 === errors;
-}
 else {
-var valid9 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err89 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs104 = errors;
+for(const key7 in data){
+if(!(((((key7 === "type") || (key7 === "channel")) || (key7 === "event_type")) || (key7 === "data")) || (key7 === "cursor"))){
+const err89 = {instancePath,schemaPath:"#/anyOf/5/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -9087,17 +9990,14 @@ else {
 vErrors.push(err89);
 }
 errors++;
+break;
 }
 }
-var _valid0 = _errs69 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs95 = errors;
-if(errors === _errs95){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing10;
-if(((((data.type === undefined) && (missing10 = "type")) || ((data.channel === undefined) && (missing10 = "channel"))) || ((data.data === undefined) && (missing10 = "data"))) || ((data.event_type === undefined) && (missing10 = "event_type"))){
-const err90 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+if(_errs104 === errors){
+if(data.type !== undefined){
+const _errs105 = errors;
+if("event" !== data.type){
+const err90 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/5/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -9106,11 +10006,16 @@ vErrors.push(err90);
 }
 errors++;
 }
+var valid11 = _errs105 === errors;
+}
 else {
-const _errs97 = errors;
-for(const key8 in data){
-if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
-const err91 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+var valid11 = true;
+}
+if(valid11){
+if(data.channel !== undefined){
+const _errs106 = errors;
+if(typeof data.channel !== "string"){
+const err91 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/5/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -9118,14 +10023,17 @@ else {
 vErrors.push(err91);
 }
 errors++;
-break;
 }
+var valid11 = _errs106 === errors;
 }
-if(_errs97 === errors){
-if(data.type !== undefined){
-const _errs98 = errors;
-if("event" !== data.type){
-const err92 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid11 = true;
+}
+if(valid11){
+if(data.event_type !== undefined){
+const _errs108 = errors;
+if(typeof data.event_type !== "string"){
+const err92 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -9134,16 +10042,19 @@ vErrors.push(err92);
 }
 errors++;
 }
-var valid11 = _errs98 === errors;
+var valid11 = _errs108 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data.channel !== undefined){
-const _errs99 = errors;
-if(typeof data.channel !== "string"){
-const err93 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.cursor !== undefined){
+let data50 = data.cursor;
+const _errs110 = errors;
+if(errors === _errs110){
+if(typeof data50 === "string"){
+if(func2(data50) > 128){
+const err93 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -9152,17 +10063,9 @@ vErrors.push(err93);
 }
 errors++;
 }
-var valid11 = _errs99 === errors;
-}
 else {
-var valid11 = true;
-}
-if(valid11){
-if(data.event_type !== undefined){
-let data44 = data.event_type;
-const _errs101 = errors;
-if(!((data44 === "history:session_started") || (data44 === "history:session_updated"))){
-const err94 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(func2(data50) < 1){
+const err94 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -9171,20 +10074,10 @@ vErrors.push(err94);
 }
 errors++;
 }
-var valid11 = _errs101 === errors;
+}
 }
 else {
-var valid11 = true;
-}
-if(valid11){
-if(data.data !== undefined){
-let data45 = data.data;
-const _errs102 = errors;
-if(errors === _errs102){
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-let missing11;
-if((((((((((((data45.id === undefined) && (missing11 = "id")) || ((data45.account_id === undefined) && (missing11 = "account_id"))) || ((data45.platform === undefined) && (missing11 = "platform"))) || ((data45.platform_channel_id === undefined) && (missing11 = "platform_channel_id"))) || ((data45.stream_id === undefined) && (missing11 = "stream_id"))) || ((data45.title === undefined) && (missing11 = "title"))) || ((data45.category === undefined) && (missing11 = "category"))) || ((data45.updates === undefined) && (missing11 = "updates"))) || ((data45.started_at === undefined) && (missing11 = "started_at"))) || ((data45.ended_at === undefined) && (missing11 = "ended_at"))) || ((data45.updated_at === undefined) && (missing11 = "updated_at"))){
-const err95 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
+const err95 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -9193,15 +10086,20 @@ vErrors.push(err95);
 }
 errors++;
 }
+}
+var valid11 = _errs110 === errors;
+}
 else {
-if(data45.id !== undefined){
-let data46 = data45.id;
-const _errs104 = errors;
-if(errors === _errs104){
-if(errors === _errs104){
-if(typeof data46 === "string"){
-if(!(formats2.test(data46))){
-const err96 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid11 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err96 = {instancePath,schemaPath:"#/anyOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -9211,8 +10109,15 @@ vErrors.push(err96);
 errors++;
 }
 }
-else {
-const err97 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs102 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs112 = errors;
+if(errors === _errs112){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing10;
+if(((((data.type === undefined) && (missing10 = "type")) || ((data.channel === undefined) && (missing10 = "channel"))) || ((data.event_type === undefined) && (missing10 = "event_type"))) || ((data.data === undefined) && (missing10 = "data"))){
+const err97 = {instancePath,schemaPath:"#/anyOf/6/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -9221,22 +10126,11 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-}
-var valid12 = _errs104 === errors;
-}
 else {
-var valid12 = true;
-}
-if(valid12){
-if(data45.account_id !== undefined){
-let data47 = data45.account_id;
-const _errs106 = errors;
-if(errors === _errs106){
-if(errors === _errs106){
-if(typeof data47 === "string"){
-if(!(formats2.test(data47))){
-const err98 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const _errs114 = errors;
+for(const key8 in data){
+if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
+const err98 = {instancePath,schemaPath:"#/anyOf/6/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -9244,10 +10138,14 @@ else {
 vErrors.push(err98);
 }
 errors++;
+break;
 }
 }
-else {
-const err99 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs114 === errors){
+if(data.type !== undefined){
+const _errs115 = errors;
+if("event" !== data.type){
+const err99 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/6/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -9256,99 +10154,21 @@ vErrors.push(err99);
 }
 errors++;
 }
-}
-}
-var valid12 = _errs106 === errors;
+var valid12 = _errs115 === errors;
 }
 else {
 var valid12 = true;
 }
 if(valid12){
-if(data45.platform !== undefined){
-const _errs108 = errors;
-if(typeof data45.platform !== "string"){
-const err100 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/7/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.channel !== undefined){
+const _errs116 = errors;
+if(typeof data.channel !== "string"){
+const err100 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/6/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err100];
 }
 else {
 vErrors.push(err100);
-}
-errors++;
-}
-var valid12 = _errs108 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data45.platform_channel_id !== undefined){
-let data49 = data45.platform_channel_id;
-const _errs110 = errors;
-if((typeof data49 !== "string") && (data49 !== null)){
-const err101 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/7/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err101];
-}
-else {
-vErrors.push(err101);
-}
-errors++;
-}
-var valid12 = _errs110 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data45.stream_id !== undefined){
-let data50 = data45.stream_id;
-const _errs112 = errors;
-if((typeof data50 !== "string") && (data50 !== null)){
-const err102 = {instancePath:instancePath+"/data/stream_id",schemaPath:"#/anyOf/7/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.stream_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err102];
-}
-else {
-vErrors.push(err102);
-}
-errors++;
-}
-var valid12 = _errs112 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data45.title !== undefined){
-let data51 = data45.title;
-const _errs114 = errors;
-if((typeof data51 !== "string") && (data51 !== null)){
-const err103 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.title.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err103];
-}
-else {
-vErrors.push(err103);
-}
-errors++;
-}
-var valid12 = _errs114 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data45.category !== undefined){
-let data52 = data45.category;
-const _errs116 = errors;
-if((typeof data52 !== "string") && (data52 !== null)){
-const err104 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/7/properties/data/properties/category/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.category.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err104];
-}
-else {
-vErrors.push(err104);
 }
 errors++;
 }
@@ -9358,11 +10178,65 @@ else {
 var valid12 = true;
 }
 if(valid12){
-if(data45.updates !== undefined){
-let data53 = data45.updates;
+if(data.event_type !== undefined){
+let data53 = data.event_type;
 const _errs118 = errors;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err105 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/7/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data53 !== "string"){
+const err101 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+if("storage:update" !== data53){
+const err102 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/const",keyword:"const",params:{allowedValue: "storage:update"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+var valid12 = _errs118 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data.cursor !== undefined){
+let data54 = data.cursor;
+const _errs120 = errors;
+if(errors === _errs120){
+if(typeof data54 === "string"){
+if(func2(data54) > 128){
+const err103 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+else {
+if(func2(data54) < 1){
+const err104 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+}
+else {
+const err105 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -9371,10 +10245,20 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(errors === _errs118){
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
-const err106 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/7/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+var valid12 = _errs120 === errors;
+}
+else {
+var valid12 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err106 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -9384,21 +10268,15 @@ vErrors.push(err106);
 errors++;
 }
 }
-}
-var valid12 = _errs118 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data45.started_at !== undefined){
-let data54 = data45.started_at;
-const _errs120 = errors;
-if(errors === _errs120){
-if(errors === _errs120){
-if(typeof data54 === "string"){
-if(!(formats0.validate(data54))){
-const err107 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/7/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+var _valid0 = _errs112 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs122 = errors;
+if(errors === _errs122){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing11;
+if(((((data.type === undefined) && (missing11 = "type")) || ((data.channel === undefined) && (missing11 = "channel"))) || ((data.event_type === undefined) && (missing11 = "event_type"))) || ((data.data === undefined) && (missing11 = "data"))){
+const err107 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -9407,9 +10285,11 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
 else {
-const err108 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/7/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs124 = errors;
+for(const key9 in data){
+if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
+const err108 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -9417,20 +10297,14 @@ else {
 vErrors.push(err108);
 }
 errors++;
+break;
 }
 }
-}
-var valid12 = _errs120 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data45.ended_at !== undefined){
-let data55 = data45.ended_at;
-const _errs122 = errors;
-if((typeof data55 !== "string") && (data55 !== null)){
-const err109 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/7/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema49.anyOf[7].properties.data.properties.ended_at.type},message:"must be string,null"};
+if(_errs124 === errors){
+if(data.type !== undefined){
+const _errs125 = errors;
+if("event" !== data.type){
+const err109 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -9439,11 +10313,16 @@ vErrors.push(err109);
 }
 errors++;
 }
-if(errors === _errs122){
-if(errors === _errs122){
-if(typeof data55 === "string"){
-if(!(formats0.validate(data55))){
-const err110 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/7/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+var valid13 = _errs125 === errors;
+}
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data.channel !== undefined){
+const _errs126 = errors;
+if(typeof data.channel !== "string"){
+const err110 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -9452,23 +10331,16 @@ vErrors.push(err110);
 }
 errors++;
 }
-}
-}
-}
-var valid12 = _errs122 === errors;
+var valid13 = _errs126 === errors;
 }
 else {
-var valid12 = true;
+var valid13 = true;
 }
-if(valid12){
-if(data45.updated_at !== undefined){
-let data56 = data45.updated_at;
-const _errs124 = errors;
-if(errors === _errs124){
-if(errors === _errs124){
-if(typeof data56 === "string"){
-if(!(formats0.validate(data56))){
-const err111 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(valid13){
+if(data.event_type !== undefined){
+const _errs128 = errors;
+if("extension:updated" !== data.event_type){
+const err111 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/const",keyword:"const",params:{allowedValue: "extension:updated"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -9477,9 +10349,20 @@ vErrors.push(err111);
 }
 errors++;
 }
+var valid13 = _errs128 === errors;
 }
 else {
-const err112 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid13 = true;
+}
+if(valid13){
+if(data.data !== undefined){
+let data58 = data.data;
+const _errs129 = errors;
+if(errors === _errs129){
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+let missing12;
+if(((((((((data58.install_id === undefined) && (missing12 = "install_id")) || ((data58.extension_id === undefined) && (missing12 = "extension_id"))) || ((data58.version_id === undefined) && (missing12 = "version_id"))) || ((data58.version === undefined) && (missing12 = "version"))) || ((data58.status === undefined) && (missing12 = "status"))) || ((data58.sha256 === undefined) && (missing12 = "sha256"))) || ((data58.url === undefined) && (missing12 = "url"))) || ((data58.dev_mode === undefined) && (missing12 = "dev_mode"))){
+const err112 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -9488,27 +10371,11 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-}
-var valid12 = _errs124 === errors;
-}
 else {
-var valid12 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err113 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs131 = errors;
+for(const key10 in data58){
+if(!((((((((key10 === "install_id") || (key10 === "extension_id")) || (key10 === "version_id")) || (key10 === "version")) || (key10 === "status")) || (key10 === "sha256")) || (key10 === "url")) || (key10 === "dev_mode"))){
+const err113 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -9516,21 +10383,18 @@ else {
 vErrors.push(err113);
 }
 errors++;
+break;
 }
 }
-var valid11 = _errs102 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data.cursor !== undefined){
-let data57 = data.cursor;
-const _errs126 = errors;
-if(errors === _errs126){
-if(typeof data57 === "string"){
-if(func2(data57) > 128){
-const err114 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(_errs131 === errors){
+if(data58.install_id !== undefined){
+let data59 = data58.install_id;
+const _errs132 = errors;
+if(errors === _errs132){
+if(errors === _errs132){
+if(typeof data59 === "string"){
+if(!(formats2.test(data59))){
+const err114 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/7/properties/data/properties/install_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -9539,9 +10403,9 @@ vErrors.push(err114);
 }
 errors++;
 }
+}
 else {
-if(func2(data57) < 1){
-const err115 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err115 = {instancePath:instancePath+"/data/install_id",schemaPath:"#/anyOf/7/properties/data/properties/install_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -9552,8 +10416,20 @@ errors++;
 }
 }
 }
+var valid14 = _errs132 === errors;
+}
 else {
-const err116 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid14 = true;
+}
+if(valid14){
+if(data58.extension_id !== undefined){
+let data60 = data58.extension_id;
+const _errs134 = errors;
+if(errors === _errs134){
+if(errors === _errs134){
+if(typeof data60 === "string"){
+if(!(formats2.test(data60))){
+const err116 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/7/properties/data/properties/extension_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -9563,20 +10439,8 @@ vErrors.push(err116);
 errors++;
 }
 }
-var valid11 = _errs126 === errors;
-}
 else {
-var valid11 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err117 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err117 = {instancePath:instancePath+"/data/extension_id",schemaPath:"#/anyOf/7/properties/data/properties/extension_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -9586,15 +10450,21 @@ vErrors.push(err117);
 errors++;
 }
 }
-var _valid0 = _errs95 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs128 = errors;
-if(errors === _errs128){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing12;
-if(((((data.type === undefined) && (missing12 = "type")) || ((data.channel === undefined) && (missing12 = "channel"))) || ((data.data === undefined) && (missing12 = "data"))) || ((data.event_type === undefined) && (missing12 = "event_type"))){
-const err118 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
+}
+var valid14 = _errs134 === errors;
+}
+else {
+var valid14 = true;
+}
+if(valid14){
+if(data58.version_id !== undefined){
+let data61 = data58.version_id;
+const _errs136 = errors;
+if(errors === _errs136){
+if(errors === _errs136){
+if(typeof data61 === "string"){
+if(!(formats2.test(data61))){
+const err118 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/7/properties/data/properties/version_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -9603,11 +10473,9 @@ vErrors.push(err118);
 }
 errors++;
 }
+}
 else {
-const _errs130 = errors;
-for(const key9 in data){
-if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
-const err119 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+const err119 = {instancePath:instancePath+"/data/version_id",schemaPath:"#/anyOf/7/properties/data/properties/version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -9615,14 +10483,19 @@ else {
 vErrors.push(err119);
 }
 errors++;
-break;
 }
 }
-if(_errs130 === errors){
-if(data.type !== undefined){
-const _errs131 = errors;
-if("event" !== data.type){
-const err120 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+var valid14 = _errs136 === errors;
+}
+else {
+var valid14 = true;
+}
+if(valid14){
+if(data58.version !== undefined){
+const _errs138 = errors;
+if(typeof data58.version !== "string"){
+const err120 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/7/properties/data/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -9631,16 +10504,16 @@ vErrors.push(err120);
 }
 errors++;
 }
-var valid13 = _errs131 === errors;
+var valid14 = _errs138 === errors;
 }
 else {
-var valid13 = true;
+var valid14 = true;
 }
-if(valid13){
-if(data.channel !== undefined){
-const _errs132 = errors;
-if(typeof data.channel !== "string"){
-const err121 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid14){
+if(data58.status !== undefined){
+const _errs140 = errors;
+if("published" !== data58.status){
+const err121 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/7/properties/data/properties/status/const",keyword:"const",params:{allowedValue: "published"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -9649,17 +10522,19 @@ vErrors.push(err121);
 }
 errors++;
 }
-var valid13 = _errs132 === errors;
+var valid14 = _errs140 === errors;
 }
 else {
-var valid13 = true;
+var valid14 = true;
 }
-if(valid13){
-if(data.event_type !== undefined){
-let data60 = data.event_type;
-const _errs134 = errors;
-if(!((((data60 === "idea:created") || (data60 === "idea:updated")) || (data60 === "idea:status_changed")) || (data60 === "idea:voted"))){
-const err122 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[8].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(valid14){
+if(data58.sha256 !== undefined){
+let data64 = data58.sha256;
+const _errs141 = errors;
+if(errors === _errs141){
+if(typeof data64 === "string"){
+if(!pattern0.test(data64)){
+const err122 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/7/properties/data/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -9668,20 +10543,9 @@ vErrors.push(err122);
 }
 errors++;
 }
-var valid13 = _errs134 === errors;
 }
 else {
-var valid13 = true;
-}
-if(valid13){
-if(data.data !== undefined){
-let data61 = data.data;
-const _errs135 = errors;
-if(errors === _errs135){
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-let missing13;
-if((data61.id === undefined) && (missing13 = "id")){
-const err123 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
+const err123 = {instancePath:instancePath+"/data/sha256",schemaPath:"#/anyOf/7/properties/data/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -9690,15 +10554,17 @@ vErrors.push(err123);
 }
 errors++;
 }
+}
+var valid14 = _errs141 === errors;
+}
 else {
-if(data61.id !== undefined){
-let data62 = data61.id;
-const _errs137 = errors;
-if(errors === _errs137){
-if(errors === _errs137){
-if(typeof data62 === "string"){
-if(!(formats2.test(data62))){
-const err124 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid14 = true;
+}
+if(valid14){
+if(data58.url !== undefined){
+const _errs143 = errors;
+if(typeof data58.url !== "string"){
+const err124 = {instancePath:instancePath+"/data/url",schemaPath:"#/anyOf/7/properties/data/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -9707,9 +10573,16 @@ vErrors.push(err124);
 }
 errors++;
 }
+var valid14 = _errs143 === errors;
 }
 else {
-const err125 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid14 = true;
+}
+if(valid14){
+if(data58.dev_mode !== undefined){
+const _errs145 = errors;
+if(false !== data58.dev_mode){
+const err125 = {instancePath:instancePath+"/data/dev_mode",schemaPath:"#/anyOf/7/properties/data/properties/dev_mode/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -9718,18 +10591,23 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
-}
-var valid14 = _errs137 === errors;
+var valid14 = _errs145 === errors;
 }
 else {
 var valid14 = true;
 }
-if(valid14){
-if(data61.title !== undefined){
-const _errs139 = errors;
-if(typeof data61.title !== "string"){
-const err126 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/8/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err126 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -9738,16 +10616,20 @@ vErrors.push(err126);
 }
 errors++;
 }
-var valid14 = _errs139 === errors;
+}
+var valid13 = _errs129 === errors;
 }
 else {
-var valid14 = true;
+var valid13 = true;
 }
-if(valid14){
-if(data61.status !== undefined){
-const _errs141 = errors;
-if(typeof data61.status !== "string"){
-const err127 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/8/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid13){
+if(data.cursor !== undefined){
+let data67 = data.cursor;
+const _errs146 = errors;
+if(errors === _errs146){
+if(typeof data67 === "string"){
+if(func2(data67) > 128){
+const err127 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -9756,16 +10638,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-var valid14 = _errs141 === errors;
-}
 else {
-var valid14 = true;
-}
-if(valid14){
-if(data61.my_vote !== undefined){
-const _errs143 = errors;
-if(data61.my_vote !== null){
-const err128 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/8/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func2(data67) < 1){
+const err128 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -9774,18 +10649,10 @@ vErrors.push(err128);
 }
 errors++;
 }
-var valid14 = _errs143 === errors;
-}
-else {
-var valid14 = true;
-}
-}
-}
-}
 }
 }
 else {
-const err129 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err129 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -9795,19 +10662,20 @@ vErrors.push(err129);
 errors++;
 }
 }
-var valid13 = _errs135 === errors;
+var valid13 = _errs146 === errors;
 }
 else {
 var valid13 = true;
 }
-if(valid13){
-if(data.cursor !== undefined){
-let data66 = data.cursor;
-const _errs145 = errors;
-if(errors === _errs145){
-if(typeof data66 === "string"){
-if(func2(data66) > 128){
-const err130 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err130 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -9816,9 +10684,16 @@ vErrors.push(err130);
 }
 errors++;
 }
-else {
-if(func2(data66) < 1){
-const err131 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+var _valid0 = _errs122 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs148 = errors;
+if(errors === _errs148){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing13;
+if(((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))) || ((data.event_type === undefined) && (missing13 = "event_type"))){
+const err131 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -9827,10 +10702,11 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-}
 else {
-const err132 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs150 = errors;
+for(const key11 in data){
+if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
+const err132 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -9838,91 +10714,19 @@ else {
 vErrors.push(err132);
 }
 errors++;
+break;
 }
 }
-var valid13 = _errs145 === errors;
-}
-else {
-var valid13 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err133 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs150 === errors){
+if(data.type !== undefined){
+const _errs151 = errors;
+if("event" !== data.type){
+const err133 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err133];
 }
 else {
 vErrors.push(err133);
-}
-errors++;
-}
-}
-var _valid0 = _errs128 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs147 = errors;
-if(errors === _errs147){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing14;
-if(((((data.type === undefined) && (missing14 = "type")) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.data === undefined) && (missing14 = "data"))) || ((data.event_type === undefined) && (missing14 = "event_type"))){
-const err134 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
-if(vErrors === null){
-vErrors = [err134];
-}
-else {
-vErrors.push(err134);
-}
-errors++;
-}
-else {
-const _errs149 = errors;
-for(const key10 in data){
-if(!(((((key10 === "type") || (key10 === "channel")) || (key10 === "event_type")) || (key10 === "data")) || (key10 === "cursor"))){
-const err135 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err135];
-}
-else {
-vErrors.push(err135);
-}
-errors++;
-break;
-}
-}
-if(_errs149 === errors){
-if(data.type !== undefined){
-const _errs150 = errors;
-if("event" !== data.type){
-const err136 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err136];
-}
-else {
-vErrors.push(err136);
-}
-errors++;
-}
-var valid15 = _errs150 === errors;
-}
-else {
-var valid15 = true;
-}
-if(valid15){
-if(data.channel !== undefined){
-const _errs151 = errors;
-if(typeof data.channel !== "string"){
-const err137 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err137];
-}
-else {
-vErrors.push(err137);
 }
 errors++;
 }
@@ -9932,10 +10736,79 @@ else {
 var valid15 = true;
 }
 if(valid15){
+if(data.channel !== undefined){
+const _errs152 = errors;
+if(typeof data.channel !== "string"){
+const err134 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+var valid15 = _errs152 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
 if(data.event_type !== undefined){
-const _errs153 = errors;
-if("idea:deleted" !== data.event_type){
-const err138 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
+let data70 = data.event_type;
+const _errs154 = errors;
+if(!((data70 === "history:session_started") || (data70 === "history:session_updated"))){
+const err135 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[8].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+var valid15 = _errs154 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data.data !== undefined){
+let data71 = data.data;
+const _errs155 = errors;
+if(errors === _errs155){
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+let missing14;
+if((((((((((((data71.id === undefined) && (missing14 = "id")) || ((data71.account_id === undefined) && (missing14 = "account_id"))) || ((data71.platform === undefined) && (missing14 = "platform"))) || ((data71.platform_channel_id === undefined) && (missing14 = "platform_channel_id"))) || ((data71.stream_id === undefined) && (missing14 = "stream_id"))) || ((data71.title === undefined) && (missing14 = "title"))) || ((data71.category === undefined) && (missing14 = "category"))) || ((data71.updates === undefined) && (missing14 = "updates"))) || ((data71.started_at === undefined) && (missing14 = "started_at"))) || ((data71.ended_at === undefined) && (missing14 = "ended_at"))) || ((data71.updated_at === undefined) && (missing14 = "updated_at"))){
+const err136 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+else {
+if(data71.id !== undefined){
+let data72 = data71.id;
+const _errs157 = errors;
+if(errors === _errs157){
+if(errors === _errs157){
+if(typeof data72 === "string"){
+if(!(formats2.test(data72))){
+const err137 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+else {
+const err138 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -9944,20 +10817,22 @@ vErrors.push(err138);
 }
 errors++;
 }
-var valid15 = _errs153 === errors;
+}
+}
+var valid16 = _errs157 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data.data !== undefined){
-let data70 = data.data;
-const _errs154 = errors;
-if(errors === _errs154){
-if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
-let missing15;
-if((data70.id === undefined) && (missing15 = "id")){
-const err139 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+if(valid16){
+if(data71.account_id !== undefined){
+let data73 = data71.account_id;
+const _errs159 = errors;
+if(errors === _errs159){
+if(errors === _errs159){
+if(typeof data73 === "string"){
+if(!(formats2.test(data73))){
+const err139 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/8/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -9966,15 +10841,9 @@ vErrors.push(err139);
 }
 errors++;
 }
+}
 else {
-if(data70.id !== undefined){
-let data71 = data70.id;
-const _errs156 = errors;
-if(errors === _errs156){
-if(errors === _errs156){
-if(typeof data71 === "string"){
-if(!(formats2.test(data71))){
-const err140 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err140 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/8/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -9984,8 +10853,17 @@ vErrors.push(err140);
 errors++;
 }
 }
+}
+var valid16 = _errs159 === errors;
+}
 else {
-const err141 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid16 = true;
+}
+if(valid16){
+if(data71.platform !== undefined){
+const _errs161 = errors;
+if(typeof data71.platform !== "string"){
+const err141 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/8/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -9994,13 +10872,17 @@ vErrors.push(err141);
 }
 errors++;
 }
-}
-}
-}
-}
+var valid16 = _errs161 === errors;
 }
 else {
-const err142 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid16 = true;
+}
+if(valid16){
+if(data71.platform_channel_id !== undefined){
+let data75 = data71.platform_channel_id;
+const _errs163 = errors;
+if((typeof data75 !== "string") && (data75 !== null)){
+const err142 = {instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/anyOf/8/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema48.anyOf[8].properties.data.properties.platform_channel_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -10009,20 +10891,17 @@ vErrors.push(err142);
 }
 errors++;
 }
-}
-var valid15 = _errs154 === errors;
+var valid16 = _errs163 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data.cursor !== undefined){
-let data72 = data.cursor;
-const _errs158 = errors;
-if(errors === _errs158){
-if(typeof data72 === "string"){
-if(func2(data72) > 128){
-const err143 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid16){
+if(data71.stream_id !== undefined){
+let data76 = data71.stream_id;
+const _errs165 = errors;
+if((typeof data76 !== "string") && (data76 !== null)){
+const err143 = {instancePath:instancePath+"/data/stream_id",schemaPath:"#/anyOf/8/properties/data/properties/stream_id/type",keyword:"type",params:{type: schema48.anyOf[8].properties.data.properties.stream_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -10031,9 +10910,17 @@ vErrors.push(err143);
 }
 errors++;
 }
+var valid16 = _errs165 === errors;
+}
 else {
-if(func2(data72) < 1){
-const err144 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid16 = true;
+}
+if(valid16){
+if(data71.title !== undefined){
+let data77 = data71.title;
+const _errs167 = errors;
+if((typeof data77 !== "string") && (data77 !== null)){
+const err144 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/8/properties/data/properties/title/type",keyword:"type",params:{type: schema48.anyOf[8].properties.data.properties.title.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -10042,10 +10929,17 @@ vErrors.push(err144);
 }
 errors++;
 }
-}
+var valid16 = _errs167 === errors;
 }
 else {
-const err145 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid16 = true;
+}
+if(valid16){
+if(data71.category !== undefined){
+let data78 = data71.category;
+const _errs169 = errors;
+if((typeof data78 !== "string") && (data78 !== null)){
+const err145 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/8/properties/data/properties/category/type",keyword:"type",params:{type: schema48.anyOf[8].properties.data.properties.category.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -10054,21 +10948,17 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-var valid15 = _errs158 === errors;
-}
-else {
-var valid15 = true;
-}
-}
-}
-}
-}
-}
-}
+var valid16 = _errs169 === errors;
 }
 else {
-const err146 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid16 = true;
+}
+if(valid16){
+if(data71.updates !== undefined){
+let data79 = data71.updates;
+const _errs171 = errors;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+const err146 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/8/properties/data/properties/updates/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -10077,16 +10967,10 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-var _valid0 = _errs147 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs160 = errors;
-if(errors === _errs160){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing16;
-if(((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))) || ((data.event_type === undefined) && (missing16 = "event_type"))){
-const err147 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+if(errors === _errs171){
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 0 || isNaN(data79)){
+const err147 = {instancePath:instancePath+"/data/updates",schemaPath:"#/anyOf/8/properties/data/properties/updates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -10095,11 +10979,22 @@ vErrors.push(err147);
 }
 errors++;
 }
+}
+}
+var valid16 = _errs171 === errors;
+}
 else {
-const _errs162 = errors;
-for(const key11 in data){
-if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
-const err148 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+var valid16 = true;
+}
+if(valid16){
+if(data71.started_at !== undefined){
+let data80 = data71.started_at;
+const _errs173 = errors;
+if(errors === _errs173){
+if(errors === _errs173){
+if(typeof data80 === "string"){
+if(!(formats0.validate(data80))){
+const err148 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/8/properties/data/properties/started_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -10107,14 +11002,10 @@ else {
 vErrors.push(err148);
 }
 errors++;
-break;
 }
 }
-if(_errs162 === errors){
-if(data.type !== undefined){
-const _errs163 = errors;
-if("event" !== data.type){
-const err149 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const err149 = {instancePath:instancePath+"/data/started_at",schemaPath:"#/anyOf/8/properties/data/properties/started_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -10123,16 +11014,19 @@ vErrors.push(err149);
 }
 errors++;
 }
-var valid17 = _errs163 === errors;
+}
+}
+var valid16 = _errs173 === errors;
 }
 else {
-var valid17 = true;
+var valid16 = true;
 }
-if(valid17){
-if(data.channel !== undefined){
-const _errs164 = errors;
-if(typeof data.channel !== "string"){
-const err150 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid16){
+if(data71.ended_at !== undefined){
+let data81 = data71.ended_at;
+const _errs175 = errors;
+if((typeof data81 !== "string") && (data81 !== null)){
+const err150 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/8/properties/data/properties/ended_at/type",keyword:"type",params:{type: schema48.anyOf[8].properties.data.properties.ended_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -10141,17 +11035,11 @@ vErrors.push(err150);
 }
 errors++;
 }
-var valid17 = _errs164 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data.event_type !== undefined){
-let data75 = data.event_type;
-const _errs166 = errors;
-if(!((data75 === "login-assignment:assigned") || (data75 === "login-assignment:removed"))){
-const err151 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[10].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(errors === _errs175){
+if(errors === _errs175){
+if(typeof data81 === "string"){
+if(!(formats0.validate(data81))){
+const err151 = {instancePath:instancePath+"/data/ended_at",schemaPath:"#/anyOf/8/properties/data/properties/ended_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -10160,20 +11048,23 @@ vErrors.push(err151);
 }
 errors++;
 }
-var valid17 = _errs166 === errors;
+}
+}
+}
+var valid16 = _errs175 === errors;
 }
 else {
-var valid17 = true;
+var valid16 = true;
 }
-if(valid17){
-if(data.data !== undefined){
-let data76 = data.data;
-const _errs167 = errors;
-if(errors === _errs167){
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-let missing17;
-if(((((data76.id === undefined) && (missing17 = "id")) || ((data76.provider === undefined) && (missing17 = "provider"))) || ((data76.status === undefined) && (missing17 = "status"))) || ((data76.at === undefined) && (missing17 = "at"))){
-const err152 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
+if(valid16){
+if(data71.updated_at !== undefined){
+let data82 = data71.updated_at;
+const _errs177 = errors;
+if(errors === _errs177){
+if(errors === _errs177){
+if(typeof data82 === "string"){
+if(!(formats0.validate(data82))){
+const err152 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/8/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -10182,11 +11073,9 @@ vErrors.push(err152);
 }
 errors++;
 }
+}
 else {
-const _errs169 = errors;
-for(const key12 in data76){
-if(!((((key12 === "id") || (key12 === "provider")) || (key12 === "status")) || (key12 === "at"))){
-const err153 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+const err153 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/8/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -10194,18 +11083,28 @@ else {
 vErrors.push(err153);
 }
 errors++;
-break;
 }
 }
-if(_errs169 === errors){
-if(data76.id !== undefined){
-let data77 = data76.id;
-const _errs170 = errors;
-if(errors === _errs170){
-if(errors === _errs170){
-if(typeof data77 === "string"){
-if(!(formats2.test(data77))){
-const err154 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+}
+var valid16 = _errs177 === errors;
+}
+else {
+var valid16 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -10215,8 +11114,19 @@ vErrors.push(err154);
 errors++;
 }
 }
+var valid15 = _errs155 === errors;
+}
 else {
-const err155 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid15 = true;
+}
+if(valid15){
+if(data.cursor !== undefined){
+let data83 = data.cursor;
+const _errs179 = errors;
+if(errors === _errs179){
+if(typeof data83 === "string"){
+if(func2(data83) > 128){
+const err155 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -10225,18 +11135,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-}
-var valid18 = _errs170 === errors;
-}
 else {
-var valid18 = true;
-}
-if(valid18){
-if(data76.provider !== undefined){
-const _errs172 = errors;
-if(typeof data76.provider !== "string"){
-const err156 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/10/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data83) < 1){
+const err156 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -10245,17 +11146,10 @@ vErrors.push(err156);
 }
 errors++;
 }
-var valid18 = _errs172 === errors;
+}
 }
 else {
-var valid18 = true;
-}
-if(valid18){
-if(data76.status !== undefined){
-let data79 = data76.status;
-const _errs174 = errors;
-if(!((data79 === "assigned") || (data79 === "removed"))){
-const err157 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/10/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[10].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err157 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -10264,20 +11158,21 @@ vErrors.push(err157);
 }
 errors++;
 }
-var valid18 = _errs174 === errors;
+}
+var valid15 = _errs179 === errors;
 }
 else {
-var valid18 = true;
+var valid15 = true;
 }
-if(valid18){
-if(data76.at !== undefined){
-let data80 = data76.at;
-const _errs175 = errors;
-if(errors === _errs175){
-if(errors === _errs175){
-if(typeof data80 === "string"){
-if(!(formats0.validate(data80))){
-const err158 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/10/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err158 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -10287,8 +11182,15 @@ vErrors.push(err158);
 errors++;
 }
 }
-else {
-const err159 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/10/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs148 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs181 = errors;
+if(errors === _errs181){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing15;
+if(((((data.type === undefined) && (missing15 = "type")) || ((data.channel === undefined) && (missing15 = "channel"))) || ((data.data === undefined) && (missing15 = "data"))) || ((data.event_type === undefined) && (missing15 = "event_type"))){
+const err159 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -10297,21 +11199,11 @@ vErrors.push(err159);
 }
 errors++;
 }
-}
-}
-var valid18 = _errs175 === errors;
-}
 else {
-var valid18 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err160 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs183 = errors;
+for(const key12 in data){
+if(!(((((key12 === "type") || (key12 === "channel")) || (key12 === "event_type")) || (key12 === "data")) || (key12 === "cursor"))){
+const err160 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -10319,21 +11211,14 @@ else {
 vErrors.push(err160);
 }
 errors++;
+break;
 }
 }
-var valid17 = _errs167 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data.cursor !== undefined){
-let data81 = data.cursor;
-const _errs177 = errors;
-if(errors === _errs177){
-if(typeof data81 === "string"){
-if(func2(data81) > 128){
-const err161 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(_errs183 === errors){
+if(data.type !== undefined){
+const _errs184 = errors;
+if("event" !== data.type){
+const err161 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -10342,9 +11227,16 @@ vErrors.push(err161);
 }
 errors++;
 }
+var valid17 = _errs184 === errors;
+}
 else {
-if(func2(data81) < 1){
-const err162 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid17 = true;
+}
+if(valid17){
+if(data.channel !== undefined){
+const _errs185 = errors;
+if(typeof data.channel !== "string"){
+const err162 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -10353,10 +11245,17 @@ vErrors.push(err162);
 }
 errors++;
 }
-}
+var valid17 = _errs185 === errors;
 }
 else {
-const err163 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid17 = true;
+}
+if(valid17){
+if(data.event_type !== undefined){
+let data86 = data.event_type;
+const _errs187 = errors;
+if(!((((data86 === "idea:created") || (data86 === "idea:updated")) || (data86 === "idea:status_changed")) || (data86 === "idea:voted"))){
+const err163 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[9].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -10365,21 +11264,20 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-var valid17 = _errs177 === errors;
+var valid17 = _errs187 === errors;
 }
 else {
 var valid17 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-else {
-const err164 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid17){
+if(data.data !== undefined){
+let data87 = data.data;
+const _errs188 = errors;
+if(errors === _errs188){
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+let missing16;
+if(((((((((((((((((data87.id === undefined) && (missing16 = "id")) || ((data87.title === undefined) && (missing16 = "title"))) || ((data87.description === undefined) && (missing16 = "description"))) || ((data87.status === undefined) && (missing16 = "status"))) || ((data87.category_id === undefined) && (missing16 = "category_id"))) || ((data87.category === undefined) && (missing16 = "category"))) || ((data87.tags === undefined) && (missing16 = "tags"))) || ((data87.author_id === undefined) && (missing16 = "author_id"))) || ((data87.author === undefined) && (missing16 = "author"))) || ((data87.vote_count_up === undefined) && (missing16 = "vote_count_up"))) || ((data87.vote_count_down === undefined) && (missing16 = "vote_count_down"))) || ((data87.vote_score === undefined) && (missing16 = "vote_score"))) || ((data87.comment_count === undefined) && (missing16 = "comment_count"))) || ((data87.my_vote === undefined) && (missing16 = "my_vote"))) || ((data87.created_at === undefined) && (missing16 = "created_at"))) || ((data87.updated_at === undefined) && (missing16 = "updated_at"))){
+const err164 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -10388,16 +11286,11 @@ vErrors.push(err164);
 }
 errors++;
 }
-}
-var _valid0 = _errs160 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs179 = errors;
-if(errors === _errs179){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing18;
-if(((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))) || ((data.event_type === undefined) && (missing18 = "event_type"))){
-const err165 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
+else {
+const _errs190 = errors;
+for(const key13 in data87){
+if(!(func8.call(schema48.anyOf[9].properties.data.properties, key13))){
+const err165 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -10405,12 +11298,18 @@ else {
 vErrors.push(err165);
 }
 errors++;
+break;
 }
-else {
-const _errs181 = errors;
-for(const key13 in data){
-if(!(((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data")) || (key13 === "cursor"))){
-const err166 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+}
+if(_errs190 === errors){
+if(data87.id !== undefined){
+let data88 = data87.id;
+const _errs191 = errors;
+if(errors === _errs191){
+if(errors === _errs191){
+if(typeof data88 === "string"){
+if(!(formats2.test(data88))){
+const err166 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -10418,14 +11317,10 @@ else {
 vErrors.push(err166);
 }
 errors++;
-break;
 }
 }
-if(_errs181 === errors){
-if(data.type !== undefined){
-const _errs182 = errors;
-if("event" !== data.type){
-const err167 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const err167 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -10434,16 +11329,18 @@ vErrors.push(err167);
 }
 errors++;
 }
-var valid19 = _errs182 === errors;
+}
+}
+var valid18 = _errs191 === errors;
 }
 else {
-var valid19 = true;
+var valid18 = true;
 }
-if(valid19){
-if(data.channel !== undefined){
-const _errs183 = errors;
-if(typeof data.channel !== "string"){
-const err168 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid18){
+if(data87.title !== undefined){
+const _errs193 = errors;
+if(typeof data87.title !== "string"){
+const err168 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/9/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -10452,16 +11349,16 @@ vErrors.push(err168);
 }
 errors++;
 }
-var valid19 = _errs183 === errors;
+var valid18 = _errs193 === errors;
 }
 else {
-var valid19 = true;
+var valid18 = true;
 }
-if(valid19){
-if(data.event_type !== undefined){
-const _errs185 = errors;
-if(!(data.event_type === "notification:created")){
-const err169 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[11].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(valid18){
+if(data87.description !== undefined){
+const _errs195 = errors;
+if(typeof data87.description !== "string"){
+const err169 = {instancePath:instancePath+"/data/description",schemaPath:"#/anyOf/9/properties/data/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -10470,20 +11367,16 @@ vErrors.push(err169);
 }
 errors++;
 }
-var valid19 = _errs185 === errors;
+var valid18 = _errs195 === errors;
 }
 else {
-var valid19 = true;
+var valid18 = true;
 }
-if(valid19){
-if(data.data !== undefined){
-let data85 = data.data;
-const _errs186 = errors;
-if(errors === _errs186){
-if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
-let missing19;
-if(((((((data85.id === undefined) && (missing19 = "id")) || ((data85.type === undefined) && (missing19 = "type"))) || ((data85.data === undefined) && (missing19 = "data"))) || ((data85.status === undefined) && (missing19 = "status"))) || ((data85.created_at === undefined) && (missing19 = "created_at"))) || ((data85.read_at === undefined) && (missing19 = "read_at"))){
-const err170 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+if(valid18){
+if(data87.status !== undefined){
+const _errs197 = errors;
+if(typeof data87.status !== "string"){
+const err170 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/9/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -10492,11 +11385,17 @@ vErrors.push(err170);
 }
 errors++;
 }
+var valid18 = _errs197 === errors;
+}
 else {
-const _errs188 = errors;
-for(const key14 in data85){
-if(!((((((key14 === "id") || (key14 === "type")) || (key14 === "data")) || (key14 === "status")) || (key14 === "created_at")) || (key14 === "read_at"))){
-const err171 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+var valid18 = true;
+}
+if(valid18){
+if(data87.category_id !== undefined){
+let data92 = data87.category_id;
+const _errs199 = errors;
+if((typeof data92 !== "string") && (data92 !== null)){
+const err171 = {instancePath:instancePath+"/data/category_id",schemaPath:"#/anyOf/9/properties/data/properties/category_id/type",keyword:"type",params:{type: schema48.anyOf[9].properties.data.properties.category_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -10504,18 +11403,12 @@ else {
 vErrors.push(err171);
 }
 errors++;
-break;
 }
-}
-if(_errs188 === errors){
-if(data85.id !== undefined){
-let data86 = data85.id;
-const _errs189 = errors;
-if(errors === _errs189){
-if(errors === _errs189){
-if(typeof data86 === "string"){
-if(!(formats2.test(data86))){
-const err172 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(errors === _errs199){
+if(errors === _errs199){
+if(typeof data92 === "string"){
+if(!(formats2.test(data92))){
+const err172 = {instancePath:instancePath+"/data/category_id",schemaPath:"#/anyOf/9/properties/data/properties/category_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -10525,8 +11418,19 @@ vErrors.push(err172);
 errors++;
 }
 }
+}
+}
+var valid18 = _errs199 === errors;
+}
 else {
-const err173 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid18 = true;
+}
+if(valid18){
+if(data87.category !== undefined){
+let data93 = data87.category;
+const _errs201 = errors;
+if((!(data93 && typeof data93 == "object" && !Array.isArray(data93))) && (data93 !== null)){
+const err173 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/9/properties/data/properties/category/type",keyword:"type",params:{type: schema48.anyOf[9].properties.data.properties.category.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -10535,18 +11439,11 @@ vErrors.push(err173);
 }
 errors++;
 }
-}
-}
-var valid20 = _errs189 === errors;
-}
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data85.type !== undefined){
-const _errs191 = errors;
-if(typeof data85.type !== "string"){
-const err174 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/11/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs201){
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+let missing17;
+if(((data93.id === undefined) && (missing17 = "id")) || ((data93.name === undefined) && (missing17 = "name"))){
+const err174 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/9/properties/data/properties/category/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -10555,20 +11452,11 @@ vErrors.push(err174);
 }
 errors++;
 }
-var valid20 = _errs191 === errors;
-}
 else {
-var valid20 = true;
-}
-if(valid20){
-if(data85.data !== undefined){
-let data88 = data85.data;
-const _errs193 = errors;
-if(errors === _errs193){
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
-}
-else {
-const err175 = {instancePath:instancePath+"/data/data",schemaPath:"#/anyOf/11/properties/data/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs203 = errors;
+for(const key14 in data93){
+if(!((key14 === "id") || (key14 === "name"))){
+const err175 = {instancePath:instancePath+"/data/category",schemaPath:"#/anyOf/9/properties/data/properties/category/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -10576,19 +11464,18 @@ else {
 vErrors.push(err175);
 }
 errors++;
+break;
 }
 }
-var valid20 = _errs193 === errors;
-}
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data85.status !== undefined){
-let data89 = data85.status;
-const _errs196 = errors;
-if(!((((data89 === "unread") || (data89 === "read")) || (data89 === "accepted")) || (data89 === "declined"))){
-const err176 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/11/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[11].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(_errs203 === errors){
+if(data93.id !== undefined){
+let data94 = data93.id;
+const _errs204 = errors;
+if(errors === _errs204){
+if(errors === _errs204){
+if(typeof data94 === "string"){
+if(!(formats2.test(data94))){
+const err176 = {instancePath:instancePath+"/data/category/id",schemaPath:"#/anyOf/9/properties/data/properties/category/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -10597,20 +11484,9 @@ vErrors.push(err176);
 }
 errors++;
 }
-var valid20 = _errs196 === errors;
 }
 else {
-var valid20 = true;
-}
-if(valid20){
-if(data85.created_at !== undefined){
-let data90 = data85.created_at;
-const _errs197 = errors;
-if(errors === _errs197){
-if(errors === _errs197){
-if(typeof data90 === "string"){
-if(!(formats0.validate(data90))){
-const err177 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/11/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err177 = {instancePath:instancePath+"/data/category/id",schemaPath:"#/anyOf/9/properties/data/properties/category/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -10620,8 +11496,17 @@ vErrors.push(err177);
 errors++;
 }
 }
+}
+var valid19 = _errs204 === errors;
+}
 else {
-const err178 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/11/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid19 = true;
+}
+if(valid19){
+if(data93.name !== undefined){
+const _errs206 = errors;
+if(typeof data93.name !== "string"){
+const err178 = {instancePath:instancePath+"/data/category/name",schemaPath:"#/anyOf/9/properties/data/properties/category/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -10630,19 +11515,37 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
-}
-var valid20 = _errs197 === errors;
+var valid19 = _errs206 === errors;
 }
 else {
-var valid20 = true;
+var valid19 = true;
 }
-if(valid20){
-if(data85.read_at !== undefined){
-let data91 = data85.read_at;
-const _errs199 = errors;
-if((typeof data91 !== "string") && (data91 !== null)){
-const err179 = {instancePath:instancePath+"/data/read_at",schemaPath:"#/anyOf/11/properties/data/properties/read_at/type",keyword:"type",params:{type: schema49.anyOf[11].properties.data.properties.read_at.type},message:"must be string,null"};
+}
+}
+}
+}
+}
+var valid18 = _errs201 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.tags !== undefined){
+let data96 = data87.tags;
+const _errs208 = errors;
+if(errors === _errs208){
+if(Array.isArray(data96)){
+var valid20 = true;
+const len1 = data96.length;
+for(let i1=0; i1<len1; i1++){
+let data97 = data96[i1];
+const _errs210 = errors;
+if(errors === _errs210){
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+let missing18;
+if((((data97.id === undefined) && (missing18 = "id")) || ((data97.name === undefined) && (missing18 = "name"))) || ((data97.created_at === undefined) && (missing18 = "created_at"))){
+const err179 = {instancePath:instancePath+"/data/tags/" + i1,schemaPath:"#/anyOf/9/properties/data/properties/tags/items/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -10651,11 +11554,11 @@ vErrors.push(err179);
 }
 errors++;
 }
-if(errors === _errs199){
-if(errors === _errs199){
-if(typeof data91 === "string"){
-if(!(formats0.validate(data91))){
-const err180 = {instancePath:instancePath+"/data/read_at",schemaPath:"#/anyOf/11/properties/data/properties/read_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+else {
+const _errs212 = errors;
+for(const key15 in data97){
+if(!(((key15 === "id") || (key15 === "name")) || (key15 === "created_at"))){
+const err180 = {instancePath:instancePath+"/data/tags/" + i1,schemaPath:"#/anyOf/9/properties/data/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -10663,25 +11566,18 @@ else {
 vErrors.push(err180);
 }
 errors++;
+break;
 }
 }
-}
-}
-var valid20 = _errs199 === errors;
-}
-else {
-var valid20 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err181 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs212 === errors){
+if(data97.id !== undefined){
+let data98 = data97.id;
+const _errs213 = errors;
+if(errors === _errs213){
+if(errors === _errs213){
+if(typeof data98 === "string"){
+if(!(formats2.test(data98))){
+const err181 = {instancePath:instancePath+"/data/tags/" + i1+"/id",schemaPath:"#/anyOf/9/properties/data/properties/tags/items/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -10691,19 +11587,8 @@ vErrors.push(err181);
 errors++;
 }
 }
-var valid19 = _errs186 === errors;
-}
 else {
-var valid19 = true;
-}
-if(valid19){
-if(data.cursor !== undefined){
-let data92 = data.cursor;
-const _errs201 = errors;
-if(errors === _errs201){
-if(typeof data92 === "string"){
-if(func2(data92) > 128){
-const err182 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err182 = {instancePath:instancePath+"/data/tags/" + i1+"/id",schemaPath:"#/anyOf/9/properties/data/properties/tags/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -10712,9 +11597,18 @@ vErrors.push(err182);
 }
 errors++;
 }
+}
+}
+var valid21 = _errs213 === errors;
+}
 else {
-if(func2(data92) < 1){
-const err183 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid21 = true;
+}
+if(valid21){
+if(data97.name !== undefined){
+const _errs215 = errors;
+if(typeof data97.name !== "string"){
+const err183 = {instancePath:instancePath+"/data/tags/" + i1+"/name",schemaPath:"#/anyOf/9/properties/data/properties/tags/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -10723,10 +11617,20 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
+var valid21 = _errs215 === errors;
 }
 else {
-const err184 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid21 = true;
+}
+if(valid21){
+if(data97.created_at !== undefined){
+let data100 = data97.created_at;
+const _errs217 = errors;
+if(errors === _errs217){
+if(errors === _errs217){
+if(typeof data100 === "string"){
+if(!(formats0.validate(data100))){
+const err184 = {instancePath:instancePath+"/data/tags/" + i1+"/created_at",schemaPath:"#/anyOf/9/properties/data/properties/tags/items/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -10736,20 +11640,8 @@ vErrors.push(err184);
 errors++;
 }
 }
-var valid19 = _errs201 === errors;
-}
 else {
-var valid19 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err185 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err185 = {instancePath:instancePath+"/data/tags/" + i1+"/created_at",schemaPath:"#/anyOf/9/properties/data/properties/tags/items/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -10759,15 +11651,19 @@ vErrors.push(err185);
 errors++;
 }
 }
-var _valid0 = _errs179 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs203 = errors;
-if(errors === _errs203){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing20;
-if((((data.type === undefined) && (missing20 = "type")) || ((data.channel === undefined) && (missing20 = "channel"))) || ((data.data === undefined) && (missing20 = "data"))){
-const err186 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+}
+var valid21 = _errs217 === errors;
+}
+else {
+var valid21 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err186 = {instancePath:instancePath+"/data/tags/" + i1,schemaPath:"#/anyOf/9/properties/data/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -10776,11 +11672,15 @@ vErrors.push(err186);
 }
 errors++;
 }
+}
+var valid20 = _errs210 === errors;
+if(!valid20){
+break;
+}
+}
+}
 else {
-const _errs205 = errors;
-for(const key15 in data){
-if(!(((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data")) || (key15 === "cursor"))){
-const err187 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+const err187 = {instancePath:instancePath+"/data/tags",schemaPath:"#/anyOf/9/properties/data/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -10788,14 +11688,19 @@ else {
 vErrors.push(err187);
 }
 errors++;
-break;
 }
 }
-if(_errs205 === errors){
-if(data.type !== undefined){
-const _errs206 = errors;
-if("event" !== data.type){
-const err188 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var valid18 = _errs208 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.author_id !== undefined){
+let data101 = data87.author_id;
+const _errs219 = errors;
+if((typeof data101 !== "string") && (data101 !== null)){
+const err188 = {instancePath:instancePath+"/data/author_id",schemaPath:"#/anyOf/9/properties/data/properties/author_id/type",keyword:"type",params:{type: schema48.anyOf[9].properties.data.properties.author_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -10804,16 +11709,11 @@ vErrors.push(err188);
 }
 errors++;
 }
-var valid21 = _errs206 === errors;
-}
-else {
-var valid21 = true;
-}
-if(valid21){
-if(data.channel !== undefined){
-const _errs207 = errors;
-if(typeof data.channel !== "string"){
-const err189 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs219){
+if(errors === _errs219){
+if(typeof data101 === "string"){
+if(!(formats2.test(data101))){
+const err189 = {instancePath:instancePath+"/data/author_id",schemaPath:"#/anyOf/9/properties/data/properties/author_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -10822,16 +11722,20 @@ vErrors.push(err189);
 }
 errors++;
 }
-var valid21 = _errs207 === errors;
+}
+}
+}
+var valid18 = _errs219 === errors;
 }
 else {
-var valid21 = true;
+var valid18 = true;
 }
-if(valid21){
-if(data.event_type !== undefined){
-const _errs209 = errors;
-if("overlay:update" !== data.event_type){
-const err190 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+if(valid18){
+if(data87.author !== undefined){
+let data102 = data87.author;
+const _errs221 = errors;
+if((!(data102 && typeof data102 == "object" && !Array.isArray(data102))) && (data102 !== null)){
+const err190 = {instancePath:instancePath+"/data/author",schemaPath:"#/anyOf/9/properties/data/properties/author/type",keyword:"type",params:{type: schema48.anyOf[9].properties.data.properties.author.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -10840,20 +11744,11 @@ vErrors.push(err190);
 }
 errors++;
 }
-var valid21 = _errs209 === errors;
-}
-else {
-var valid21 = true;
-}
-if(valid21){
-if(data.data !== undefined){
-let data96 = data.data;
-const _errs210 = errors;
-if(errors === _errs210){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-let missing21;
-if((((((((data96.id === undefined) && (missing21 = "id")) || ((data96.account_id === undefined) && (missing21 = "account_id"))) || ((data96.name === undefined) && (missing21 = "name"))) || ((data96.settings === undefined) && (missing21 = "settings"))) || ((data96.version === undefined) && (missing21 = "version"))) || ((data96.created_at === undefined) && (missing21 = "created_at"))) || ((data96.updated_at === undefined) && (missing21 = "updated_at"))){
-const err191 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
+if(errors === _errs221){
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+let missing19;
+if((((data102.id === undefined) && (missing19 = "id")) || ((data102.display_name === undefined) && (missing19 = "display_name"))) || ((data102.avatar_url === undefined) && (missing19 = "avatar_url"))){
+const err191 = {instancePath:instancePath+"/data/author",schemaPath:"#/anyOf/9/properties/data/properties/author/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -10863,10 +11758,10 @@ vErrors.push(err191);
 errors++;
 }
 else {
-const _errs212 = errors;
-for(const key16 in data96){
-if(!(((((((key16 === "id") || (key16 === "account_id")) || (key16 === "name")) || (key16 === "settings")) || (key16 === "version")) || (key16 === "created_at")) || (key16 === "updated_at"))){
-const err192 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+const _errs223 = errors;
+for(const key16 in data102){
+if(!(((key16 === "id") || (key16 === "display_name")) || (key16 === "avatar_url"))){
+const err192 = {instancePath:instancePath+"/data/author",schemaPath:"#/anyOf/9/properties/data/properties/author/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -10877,15 +11772,15 @@ errors++;
 break;
 }
 }
-if(_errs212 === errors){
-if(data96.id !== undefined){
-let data97 = data96.id;
-const _errs213 = errors;
-if(errors === _errs213){
-if(errors === _errs213){
-if(typeof data97 === "string"){
-if(!(formats2.test(data97))){
-const err193 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/12/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(_errs223 === errors){
+if(data102.id !== undefined){
+let data103 = data102.id;
+const _errs224 = errors;
+if(errors === _errs224){
+if(errors === _errs224){
+if(typeof data103 === "string"){
+if(!(formats2.test(data103))){
+const err193 = {instancePath:instancePath+"/data/author/id",schemaPath:"#/anyOf/9/properties/data/properties/author/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -10896,156 +11791,12 @@ errors++;
 }
 }
 else {
-const err194 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/12/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err194 = {instancePath:instancePath+"/data/author/id",schemaPath:"#/anyOf/9/properties/data/properties/author/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err194];
 }
 else {
 vErrors.push(err194);
-}
-errors++;
-}
-}
-}
-var valid22 = _errs213 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data96.account_id !== undefined){
-let data98 = data96.account_id;
-const _errs215 = errors;
-if(errors === _errs215){
-if(errors === _errs215){
-if(typeof data98 === "string"){
-if(!(formats2.test(data98))){
-const err195 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/12/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err195];
-}
-else {
-vErrors.push(err195);
-}
-errors++;
-}
-}
-else {
-const err196 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/12/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err196];
-}
-else {
-vErrors.push(err196);
-}
-errors++;
-}
-}
-}
-var valid22 = _errs215 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data96.name !== undefined){
-const _errs217 = errors;
-if(typeof data96.name !== "string"){
-const err197 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/12/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err197];
-}
-else {
-vErrors.push(err197);
-}
-errors++;
-}
-var valid22 = _errs217 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data96.settings !== undefined){
-let data100 = data96.settings;
-const _errs219 = errors;
-if(errors === _errs219){
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-}
-else {
-const err198 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/12/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err198];
-}
-else {
-vErrors.push(err198);
-}
-errors++;
-}
-}
-var valid22 = _errs219 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data96.version !== undefined){
-let data101 = data96.version;
-const _errs222 = errors;
-if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
-const err199 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/12/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err199];
-}
-else {
-vErrors.push(err199);
-}
-errors++;
-}
-if(errors === _errs222){
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 < 1 || isNaN(data101)){
-const err200 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/12/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err200];
-}
-else {
-vErrors.push(err200);
-}
-errors++;
-}
-}
-}
-var valid22 = _errs222 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data96.created_at !== undefined){
-let data102 = data96.created_at;
-const _errs224 = errors;
-if(errors === _errs224){
-if(errors === _errs224){
-if(typeof data102 === "string"){
-if(!(formats0.validate(data102))){
-const err201 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/12/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err201];
-}
-else {
-vErrors.push(err201);
-}
-errors++;
-}
-}
-else {
-const err202 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/12/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err202];
-}
-else {
-vErrors.push(err202);
 }
 errors++;
 }
@@ -11057,36 +11808,38 @@ else {
 var valid22 = true;
 }
 if(valid22){
-if(data96.updated_at !== undefined){
-let data103 = data96.updated_at;
+if(data102.display_name !== undefined){
 const _errs226 = errors;
-if(errors === _errs226){
-if(errors === _errs226){
-if(typeof data103 === "string"){
-if(!(formats0.validate(data103))){
-const err203 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/12/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(typeof data102.display_name !== "string"){
+const err195 = {instancePath:instancePath+"/data/author/display_name",schemaPath:"#/anyOf/9/properties/data/properties/author/properties/display_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err203];
+vErrors = [err195];
 }
 else {
-vErrors.push(err203);
+vErrors.push(err195);
 }
 errors++;
-}
-}
-else {
-const err204 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/12/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err204];
-}
-else {
-vErrors.push(err204);
-}
-errors++;
-}
-}
 }
 var valid22 = _errs226 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data102.avatar_url !== undefined){
+let data105 = data102.avatar_url;
+const _errs228 = errors;
+if((typeof data105 !== "string") && (data105 !== null)){
+const err196 = {instancePath:instancePath+"/data/author/avatar_url",schemaPath:"#/anyOf/9/properties/data/properties/author/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[9].properties.data.properties.author.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+var valid22 = _errs228 === errors;
 }
 else {
 var valid22 = true;
@@ -11097,11 +11850,160 @@ var valid22 = true;
 }
 }
 }
+var valid18 = _errs221 === errors;
 }
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.vote_count_up !== undefined){
+let data106 = data87.vote_count_up;
+const _errs230 = errors;
+if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
+const err197 = {instancePath:instancePath+"/data/vote_count_up",schemaPath:"#/anyOf/9/properties/data/properties/vote_count_up/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+var valid18 = _errs230 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.vote_count_down !== undefined){
+let data107 = data87.vote_count_down;
+const _errs232 = errors;
+if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
+const err198 = {instancePath:instancePath+"/data/vote_count_down",schemaPath:"#/anyOf/9/properties/data/properties/vote_count_down/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+var valid18 = _errs232 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.vote_score !== undefined){
+let data108 = data87.vote_score;
+const _errs234 = errors;
+if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+const err199 = {instancePath:instancePath+"/data/vote_score",schemaPath:"#/anyOf/9/properties/data/properties/vote_score/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+var valid18 = _errs234 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.comment_count !== undefined){
+let data109 = data87.comment_count;
+const _errs236 = errors;
+if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
+const err200 = {instancePath:instancePath+"/data/comment_count",schemaPath:"#/anyOf/9/properties/data/properties/comment_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+var valid18 = _errs236 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.my_vote !== undefined){
+const _errs238 = errors;
+if(data87.my_vote !== null){
+const err201 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/9/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+var valid18 = _errs238 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.created_at !== undefined){
+let data111 = data87.created_at;
+const _errs240 = errors;
+if(errors === _errs240){
+if(errors === _errs240){
+if(typeof data111 === "string"){
+if(!(formats0.validate(data111))){
+const err202 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
 }
 }
 else {
-const err205 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err203 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+}
+}
+var valid18 = _errs240 === errors;
+}
+else {
+var valid18 = true;
+}
+if(valid18){
+if(data87.updated_at !== undefined){
+let data112 = data87.updated_at;
+const _errs242 = errors;
+if(errors === _errs242){
+if(errors === _errs242){
+if(typeof data112 === "string"){
+if(!(formats0.validate(data112))){
+const err204 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+}
+else {
+const err205 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -11111,19 +12013,32 @@ vErrors.push(err205);
 errors++;
 }
 }
-var valid21 = _errs210 === errors;
+}
+var valid18 = _errs242 === errors;
 }
 else {
-var valid21 = true;
+var valid18 = true;
 }
-if(valid21){
-if(data.cursor !== undefined){
-let data104 = data.cursor;
-const _errs228 = errors;
-if(errors === _errs228){
-if(typeof data104 === "string"){
-if(func2(data104) > 128){
-const err206 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err206 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -11132,9 +12047,20 @@ vErrors.push(err206);
 }
 errors++;
 }
+}
+var valid17 = _errs188 === errors;
+}
 else {
-if(func2(data104) < 1){
-const err207 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid17 = true;
+}
+if(valid17){
+if(data.cursor !== undefined){
+let data113 = data.cursor;
+const _errs244 = errors;
+if(errors === _errs244){
+if(typeof data113 === "string"){
+if(func2(data113) > 128){
+const err207 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -11143,10 +12069,9 @@ vErrors.push(err207);
 }
 errors++;
 }
-}
-}
 else {
-const err208 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data113) < 1){
+const err208 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -11156,20 +12081,9 @@ vErrors.push(err208);
 errors++;
 }
 }
-var valid21 = _errs228 === errors;
 }
 else {
-var valid21 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err209 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err209 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -11179,15 +12093,20 @@ vErrors.push(err209);
 errors++;
 }
 }
-var _valid0 = _errs203 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs230 = errors;
-if(errors === _errs230){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing22;
-if((((data.type === undefined) && (missing22 = "type")) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.data === undefined) && (missing22 = "data"))){
-const err210 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+var valid17 = _errs244 === errors;
+}
+else {
+var valid17 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err210 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -11196,11 +12115,16 @@ vErrors.push(err210);
 }
 errors++;
 }
-else {
-const _errs232 = errors;
-for(const key17 in data){
-if(!(((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data")) || (key17 === "cursor"))){
-const err211 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs181 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs246 = errors;
+if(errors === _errs246){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing20;
+if(((((data.type === undefined) && (missing20 = "type")) || ((data.channel === undefined) && (missing20 = "channel"))) || ((data.data === undefined) && (missing20 = "data"))) || ((data.event_type === undefined) && (missing20 = "event_type"))){
+const err211 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -11208,14 +12132,12 @@ else {
 vErrors.push(err211);
 }
 errors++;
-break;
 }
-}
-if(_errs232 === errors){
-if(data.type !== undefined){
-const _errs233 = errors;
-if("event" !== data.type){
-const err212 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const _errs248 = errors;
+for(const key17 in data){
+if(!(((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data")) || (key17 === "cursor"))){
+const err212 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -11223,17 +12145,14 @@ else {
 vErrors.push(err212);
 }
 errors++;
+break;
 }
-var valid23 = _errs233 === errors;
 }
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data.channel !== undefined){
-const _errs234 = errors;
-if(typeof data.channel !== "string"){
-const err213 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs248 === errors){
+if(data.type !== undefined){
+const _errs249 = errors;
+if("event" !== data.type){
+const err213 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -11242,16 +12161,16 @@ vErrors.push(err213);
 }
 errors++;
 }
-var valid23 = _errs234 === errors;
+var valid23 = _errs249 === errors;
 }
 else {
 var valid23 = true;
 }
 if(valid23){
-if(data.event_type !== undefined){
-const _errs236 = errors;
-if(typeof data.event_type !== "string"){
-const err214 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.channel !== undefined){
+const _errs250 = errors;
+if(typeof data.channel !== "string"){
+const err214 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -11260,19 +12179,16 @@ vErrors.push(err214);
 }
 errors++;
 }
-var valid23 = _errs236 === errors;
+var valid23 = _errs250 === errors;
 }
 else {
 var valid23 = true;
 }
 if(valid23){
-if(data.cursor !== undefined){
-let data108 = data.cursor;
-const _errs238 = errors;
-if(errors === _errs238){
-if(typeof data108 === "string"){
-if(func2(data108) > 128){
-const err215 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data.event_type !== undefined){
+const _errs252 = errors;
+if("idea:deleted" !== data.event_type){
+const err215 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -11281,9 +12197,20 @@ vErrors.push(err215);
 }
 errors++;
 }
+var valid23 = _errs252 === errors;
+}
 else {
-if(func2(data108) < 1){
-const err216 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid23 = true;
+}
+if(valid23){
+if(data.data !== undefined){
+let data117 = data.data;
+const _errs253 = errors;
+if(errors === _errs253){
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+let missing21;
+if((data117.id === undefined) && (missing21 = "id")){
+const err216 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -11292,10 +12219,15 @@ vErrors.push(err216);
 }
 errors++;
 }
-}
-}
 else {
-const err217 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data117.id !== undefined){
+let data118 = data117.id;
+const _errs255 = errors;
+if(errors === _errs255){
+if(errors === _errs255){
+if(typeof data118 === "string"){
+if(!(formats2.test(data118))){
+const err217 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -11305,7 +12237,78 @@ vErrors.push(err217);
 errors++;
 }
 }
-var valid23 = _errs238 === errors;
+else {
+const err218 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/10/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err219 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+}
+var valid23 = _errs253 === errors;
+}
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data.cursor !== undefined){
+let data119 = data.cursor;
+const _errs257 = errors;
+if(errors === _errs257){
+if(typeof data119 === "string"){
+if(func2(data119) > 128){
+const err220 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+else {
+if(func2(data119) < 1){
+const err221 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+}
+}
+}
+else {
+const err222 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err222];
+}
+else {
+vErrors.push(err222);
+}
+errors++;
+}
+}
+var valid23 = _errs257 === errors;
 }
 else {
 var valid23 = true;
@@ -11316,90 +12319,9 @@ var valid23 = true;
 }
 }
 }
-else {
-const err218 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err218];
 }
 else {
-vErrors.push(err218);
-}
-errors++;
-}
-}
-var _valid0 = _errs230 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs240 = errors;
-if(errors === _errs240){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing23;
-if(((((data.type === undefined) && (missing23 = "type")) || ((data.channel === undefined) && (missing23 = "channel"))) || ((data.data === undefined) && (missing23 = "data"))) || ((data.event_type === undefined) && (missing23 = "event_type"))){
-const err219 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
-if(vErrors === null){
-vErrors = [err219];
-}
-else {
-vErrors.push(err219);
-}
-errors++;
-}
-else {
-const _errs242 = errors;
-for(const key18 in data){
-if(!((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data"))){
-const err220 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err220];
-}
-else {
-vErrors.push(err220);
-}
-errors++;
-break;
-}
-}
-if(_errs242 === errors){
-if(data.type !== undefined){
-const _errs243 = errors;
-if("event" !== data.type){
-const err221 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err221];
-}
-else {
-vErrors.push(err221);
-}
-errors++;
-}
-var valid24 = _errs243 === errors;
-}
-else {
-var valid24 = true;
-}
-if(valid24){
-if(data.channel !== undefined){
-const _errs244 = errors;
-if(typeof data.channel !== "string"){
-const err222 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err222];
-}
-else {
-vErrors.push(err222);
-}
-errors++;
-}
-var valid24 = _errs244 === errors;
-}
-else {
-var valid24 = true;
-}
-if(valid24){
-if(data.event_type !== undefined){
-const _errs246 = errors;
-if("bootstrap" !== data.event_type){
-const err223 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+const err223 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -11408,20 +12330,16 @@ vErrors.push(err223);
 }
 errors++;
 }
-var valid24 = _errs246 === errors;
 }
-else {
-var valid24 = true;
-}
-if(valid24){
-if(data.data !== undefined){
-let data112 = data.data;
-const _errs247 = errors;
-if(errors === _errs247){
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-let missing24;
-if((data112.connections === undefined) && (missing24 = "connections")){
-const err224 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
+var _valid0 = _errs246 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs259 = errors;
+if(errors === _errs259){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing22;
+if(((((data.type === undefined) && (missing22 = "type")) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.data === undefined) && (missing22 = "data"))) || ((data.event_type === undefined) && (missing22 = "event_type"))){
+const err224 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -11431,21 +12349,10 @@ vErrors.push(err224);
 errors++;
 }
 else {
-if(data112.connections !== undefined){
-let data113 = data112.connections;
-const _errs249 = errors;
-if(errors === _errs249){
-if(Array.isArray(data113)){
-var valid26 = true;
-const len0 = data113.length;
-for(let i0=0; i0<len0; i0++){
-let data114 = data113[i0];
-const _errs251 = errors;
-if(errors === _errs251){
-if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
-let missing25;
-if((data114.session_id === undefined) && (missing25 = "session_id")){
-const err225 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/14/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
+const _errs261 = errors;
+for(const key18 in data){
+if(!(((((key18 === "type") || (key18 === "channel")) || (key18 === "event_type")) || (key18 === "data")) || (key18 === "cursor"))){
+const err225 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -11453,16 +12360,14 @@ else {
 vErrors.push(err225);
 }
 errors++;
+break;
 }
-else {
-if(data114.session_id !== undefined){
-let data115 = data114.session_id;
-const _errs253 = errors;
-if(errors === _errs253){
-if(errors === _errs253){
-if(typeof data115 === "string"){
-if(!(formats2.test(data115))){
-const err226 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+}
+if(_errs261 === errors){
+if(data.type !== undefined){
+const _errs262 = errors;
+if("event" !== data.type){
+const err226 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -11471,9 +12376,16 @@ vErrors.push(err226);
 }
 errors++;
 }
+var valid25 = _errs262 === errors;
 }
 else {
-const err227 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid25 = true;
+}
+if(valid25){
+if(data.channel !== undefined){
+const _errs263 = errors;
+if(typeof data.channel !== "string"){
+const err227 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -11482,19 +12394,17 @@ vErrors.push(err227);
 }
 errors++;
 }
-}
-}
-var valid27 = _errs253 === errors;
+var valid25 = _errs263 === errors;
 }
 else {
-var valid27 = true;
+var valid25 = true;
 }
-if(valid27){
-if(data114.user_id !== undefined){
-let data116 = data114.user_id;
-const _errs255 = errors;
-if((typeof data116 !== "string") && (data116 !== null)){
-const err228 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema49.anyOf[14].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
+if(valid25){
+if(data.event_type !== undefined){
+let data122 = data.event_type;
+const _errs265 = errors;
+if(!((data122 === "login-assignment:assigned") || (data122 === "login-assignment:removed"))){
+const err228 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[11].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -11503,17 +12413,20 @@ vErrors.push(err228);
 }
 errors++;
 }
-var valid27 = _errs255 === errors;
+var valid25 = _errs265 === errors;
 }
 else {
-var valid27 = true;
+var valid25 = true;
 }
-if(valid27){
-if(data114.account_id !== undefined){
-let data117 = data114.account_id;
-const _errs257 = errors;
-if((typeof data117 !== "string") && (data117 !== null)){
-const err229 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema49.anyOf[14].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
+if(valid25){
+if(data.data !== undefined){
+let data123 = data.data;
+const _errs266 = errors;
+if(errors === _errs266){
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+let missing23;
+if(((((data123.id === undefined) && (missing23 = "id")) || ((data123.provider === undefined) && (missing23 = "provider"))) || ((data123.status === undefined) && (missing23 = "status"))) || ((data123.at === undefined) && (missing23 = "at"))){
+const err229 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -11522,17 +12435,11 @@ vErrors.push(err229);
 }
 errors++;
 }
-var valid27 = _errs257 === errors;
-}
 else {
-var valid27 = true;
-}
-if(valid27){
-if(data114.display_name !== undefined){
-let data118 = data114.display_name;
-const _errs259 = errors;
-if((typeof data118 !== "string") && (data118 !== null)){
-const err230 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema49.anyOf[14].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
+const _errs268 = errors;
+for(const key19 in data123){
+if(!((((key19 === "id") || (key19 === "provider")) || (key19 === "status")) || (key19 === "at"))){
+const err230 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -11540,18 +12447,18 @@ else {
 vErrors.push(err230);
 }
 errors++;
+break;
 }
-var valid27 = _errs259 === errors;
 }
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data114.avatar_url !== undefined){
-let data119 = data114.avatar_url;
-const _errs261 = errors;
-if((typeof data119 !== "string") && (data119 !== null)){
-const err231 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema49.anyOf[14].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(_errs268 === errors){
+if(data123.id !== undefined){
+let data124 = data123.id;
+const _errs269 = errors;
+if(errors === _errs269){
+if(errors === _errs269){
+if(typeof data124 === "string"){
+if(!(formats2.test(data124))){
+const err231 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -11560,19 +12467,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-var valid27 = _errs261 === errors;
 }
 else {
-var valid27 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err232 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/14/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err232 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/11/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -11582,14 +12479,17 @@ vErrors.push(err232);
 errors++;
 }
 }
-var valid26 = _errs251 === errors;
-if(!valid26){
-break;
 }
-}
+var valid26 = _errs269 === errors;
 }
 else {
-const err233 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/14/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var valid26 = true;
+}
+if(valid26){
+if(data123.provider !== undefined){
+const _errs271 = errors;
+if(typeof data123.provider !== "string"){
+const err233 = {instancePath:instancePath+"/data/provider",schemaPath:"#/anyOf/11/properties/data/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -11598,12 +12498,17 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-}
-}
+var valid26 = _errs271 === errors;
 }
 else {
-const err234 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid26 = true;
+}
+if(valid26){
+if(data123.status !== undefined){
+let data126 = data123.status;
+const _errs273 = errors;
+if(!((data126 === "assigned") || (data126 === "removed"))){
+const err234 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/11/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[11].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -11612,20 +12517,20 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-var valid24 = _errs247 === errors;
-}
-else {
-var valid24 = true;
-}
-}
-}
-}
-}
-}
+var valid26 = _errs273 === errors;
 }
 else {
-const err235 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid26 = true;
+}
+if(valid26){
+if(data123.at !== undefined){
+let data127 = data123.at;
+const _errs274 = errors;
+if(errors === _errs274){
+if(errors === _errs274){
+if(typeof data127 === "string"){
+if(!(formats0.validate(data127))){
+const err235 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/11/properties/data/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -11635,15 +12540,8 @@ vErrors.push(err235);
 errors++;
 }
 }
-var _valid0 = _errs240 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs263 = errors;
-if(errors === _errs263){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing26;
-if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
-const err236 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
+else {
+const err236 = {instancePath:instancePath+"/data/at",schemaPath:"#/anyOf/11/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -11652,11 +12550,21 @@ vErrors.push(err236);
 }
 errors++;
 }
+}
+}
+var valid26 = _errs274 === errors;
+}
 else {
-const _errs265 = errors;
-for(const key19 in data){
-if(!((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data"))){
-const err237 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+var valid26 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err237 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -11664,14 +12572,21 @@ else {
 vErrors.push(err237);
 }
 errors++;
-break;
 }
 }
-if(_errs265 === errors){
-if(data.type !== undefined){
-const _errs266 = errors;
-if("event" !== data.type){
-const err238 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var valid25 = _errs266 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data.cursor !== undefined){
+let data128 = data.cursor;
+const _errs276 = errors;
+if(errors === _errs276){
+if(typeof data128 === "string"){
+if(func2(data128) > 128){
+const err238 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -11680,16 +12595,9 @@ vErrors.push(err238);
 }
 errors++;
 }
-var valid28 = _errs266 === errors;
-}
 else {
-var valid28 = true;
-}
-if(valid28){
-if(data.channel !== undefined){
-const _errs267 = errors;
-if(typeof data.channel !== "string"){
-const err239 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data128) < 1){
+const err239 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -11698,16 +12606,10 @@ vErrors.push(err239);
 }
 errors++;
 }
-var valid28 = _errs267 === errors;
+}
 }
 else {
-var valid28 = true;
-}
-if(valid28){
-if(data.event_type !== undefined){
-const _errs269 = errors;
-if("presence:join" !== data.event_type){
-const err240 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+const err240 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/11/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -11716,20 +12618,21 @@ vErrors.push(err240);
 }
 errors++;
 }
-var valid28 = _errs269 === errors;
+}
+var valid25 = _errs276 === errors;
 }
 else {
-var valid28 = true;
+var valid25 = true;
 }
-if(valid28){
-if(data.data !== undefined){
-let data123 = data.data;
-const _errs270 = errors;
-if(errors === _errs270){
-if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
-let missing27;
-if((data123.session_id === undefined) && (missing27 = "session_id")){
-const err241 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err241 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -11738,15 +12641,16 @@ vErrors.push(err241);
 }
 errors++;
 }
-else {
-if(data123.session_id !== undefined){
-let data124 = data123.session_id;
-const _errs272 = errors;
-if(errors === _errs272){
-if(errors === _errs272){
-if(typeof data124 === "string"){
-if(!(formats2.test(data124))){
-const err242 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+}
+var _valid0 = _errs259 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs278 = errors;
+if(errors === _errs278){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing24;
+if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
+const err242 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -11755,9 +12659,11 @@ vErrors.push(err242);
 }
 errors++;
 }
-}
 else {
-const err243 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs280 = errors;
+for(const key20 in data){
+if(!(((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data")) || (key20 === "cursor"))){
+const err243 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -11765,20 +12671,14 @@ else {
 vErrors.push(err243);
 }
 errors++;
+break;
 }
 }
-}
-var valid29 = _errs272 === errors;
-}
-else {
-var valid29 = true;
-}
-if(valid29){
-if(data123.user_id !== undefined){
-let data125 = data123.user_id;
-const _errs274 = errors;
-if((typeof data125 !== "string") && (data125 !== null)){
-const err244 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/15/properties/data/properties/user_id/type",keyword:"type",params:{type: schema49.anyOf[15].properties.data.properties.user_id.type},message:"must be string,null"};
+if(_errs280 === errors){
+if(data.type !== undefined){
+const _errs281 = errors;
+if("event" !== data.type){
+const err244 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -11787,17 +12687,16 @@ vErrors.push(err244);
 }
 errors++;
 }
-var valid29 = _errs274 === errors;
+var valid27 = _errs281 === errors;
 }
 else {
-var valid29 = true;
+var valid27 = true;
 }
-if(valid29){
-if(data123.account_id !== undefined){
-let data126 = data123.account_id;
-const _errs276 = errors;
-if((typeof data126 !== "string") && (data126 !== null)){
-const err245 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/type",keyword:"type",params:{type: schema49.anyOf[15].properties.data.properties.account_id.type},message:"must be string,null"};
+if(valid27){
+if(data.channel !== undefined){
+const _errs282 = errors;
+if(typeof data.channel !== "string"){
+const err245 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -11806,17 +12705,16 @@ vErrors.push(err245);
 }
 errors++;
 }
-var valid29 = _errs276 === errors;
+var valid27 = _errs282 === errors;
 }
 else {
-var valid29 = true;
+var valid27 = true;
 }
-if(valid29){
-if(data123.display_name !== undefined){
-let data127 = data123.display_name;
-const _errs278 = errors;
-if((typeof data127 !== "string") && (data127 !== null)){
-const err246 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/15/properties/data/properties/display_name/type",keyword:"type",params:{type: schema49.anyOf[15].properties.data.properties.display_name.type},message:"must be string,null"};
+if(valid27){
+if(data.event_type !== undefined){
+const _errs284 = errors;
+if(!(data.event_type === "notification:created")){
+const err246 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[12].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -11825,17 +12723,20 @@ vErrors.push(err246);
 }
 errors++;
 }
-var valid29 = _errs278 === errors;
+var valid27 = _errs284 === errors;
 }
 else {
-var valid29 = true;
+var valid27 = true;
 }
-if(valid29){
-if(data123.avatar_url !== undefined){
-let data128 = data123.avatar_url;
-const _errs280 = errors;
-if((typeof data128 !== "string") && (data128 !== null)){
-const err247 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/15/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema49.anyOf[15].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(valid27){
+if(data.data !== undefined){
+let data132 = data.data;
+const _errs285 = errors;
+if(errors === _errs285){
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+let missing25;
+if(((((((data132.id === undefined) && (missing25 = "id")) || ((data132.type === undefined) && (missing25 = "type"))) || ((data132.data === undefined) && (missing25 = "data"))) || ((data132.status === undefined) && (missing25 = "status"))) || ((data132.created_at === undefined) && (missing25 = "created_at"))) || ((data132.read_at === undefined) && (missing25 = "read_at"))){
+const err247 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -11844,19 +12745,11 @@ vErrors.push(err247);
 }
 errors++;
 }
-var valid29 = _errs280 === errors;
-}
 else {
-var valid29 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err248 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs287 = errors;
+for(const key21 in data132){
+if(!((((((key21 === "id") || (key21 === "type")) || (key21 === "data")) || (key21 === "status")) || (key21 === "created_at")) || (key21 === "read_at"))){
+const err248 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -11864,21 +12757,18 @@ else {
 vErrors.push(err248);
 }
 errors++;
+break;
 }
 }
-var valid28 = _errs270 === errors;
-}
-else {
-var valid28 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err249 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs287 === errors){
+if(data132.id !== undefined){
+let data133 = data132.id;
+const _errs288 = errors;
+if(errors === _errs288){
+if(errors === _errs288){
+if(typeof data133 === "string"){
+if(!(formats2.test(data133))){
+const err249 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/12/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -11888,15 +12778,8 @@ vErrors.push(err249);
 errors++;
 }
 }
-var _valid0 = _errs263 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs282 = errors;
-if(errors === _errs282){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing28;
-if(((((data.type === undefined) && (missing28 = "type")) || ((data.channel === undefined) && (missing28 = "channel"))) || ((data.data === undefined) && (missing28 = "data"))) || ((data.event_type === undefined) && (missing28 = "event_type"))){
-const err250 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
+else {
+const err250 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/12/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -11905,11 +12788,18 @@ vErrors.push(err250);
 }
 errors++;
 }
+}
+}
+var valid28 = _errs288 === errors;
+}
 else {
-const _errs284 = errors;
-for(const key20 in data){
-if(!((((key20 === "type") || (key20 === "channel")) || (key20 === "event_type")) || (key20 === "data"))){
-const err251 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+var valid28 = true;
+}
+if(valid28){
+if(data132.type !== undefined){
+const _errs290 = errors;
+if(typeof data132.type !== "string"){
+const err251 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/12/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -11917,14 +12807,21 @@ else {
 vErrors.push(err251);
 }
 errors++;
-break;
 }
+var valid28 = _errs290 === errors;
 }
-if(_errs284 === errors){
-if(data.type !== undefined){
-const _errs285 = errors;
-if("event" !== data.type){
-const err252 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid28 = true;
+}
+if(valid28){
+if(data132.data !== undefined){
+let data135 = data132.data;
+const _errs292 = errors;
+if(errors === _errs292){
+if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
+}
+else {
+const err252 = {instancePath:instancePath+"/data/data",schemaPath:"#/anyOf/12/properties/data/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -11933,16 +12830,18 @@ vErrors.push(err252);
 }
 errors++;
 }
-var valid30 = _errs285 === errors;
+}
+var valid28 = _errs292 === errors;
 }
 else {
-var valid30 = true;
+var valid28 = true;
 }
-if(valid30){
-if(data.channel !== undefined){
-const _errs286 = errors;
-if(typeof data.channel !== "string"){
-const err253 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid28){
+if(data132.status !== undefined){
+let data136 = data132.status;
+const _errs295 = errors;
+if(typeof data136 !== "string"){
+const err253 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/12/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -11951,16 +12850,8 @@ vErrors.push(err253);
 }
 errors++;
 }
-var valid30 = _errs286 === errors;
-}
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data.event_type !== undefined){
-const _errs288 = errors;
-if("presence:leave" !== data.event_type){
-const err254 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
+if(!((((data136 === "unread") || (data136 === "read")) || (data136 === "accepted")) || (data136 === "declined"))){
+const err254 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/12/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[12].properties.data.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -11969,20 +12860,20 @@ vErrors.push(err254);
 }
 errors++;
 }
-var valid30 = _errs288 === errors;
+var valid28 = _errs295 === errors;
 }
 else {
-var valid30 = true;
+var valid28 = true;
 }
-if(valid30){
-if(data.data !== undefined){
-let data132 = data.data;
-const _errs289 = errors;
-if(errors === _errs289){
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-let missing29;
-if((data132.session_id === undefined) && (missing29 = "session_id")){
-const err255 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+if(valid28){
+if(data132.created_at !== undefined){
+let data137 = data132.created_at;
+const _errs297 = errors;
+if(errors === _errs297){
+if(errors === _errs297){
+if(typeof data137 === "string"){
+if(!(formats0.validate(data137))){
+const err255 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/12/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -11991,15 +12882,9 @@ vErrors.push(err255);
 }
 errors++;
 }
+}
 else {
-if(data132.session_id !== undefined){
-let data133 = data132.session_id;
-const _errs291 = errors;
-if(errors === _errs291){
-if(errors === _errs291){
-if(typeof data133 === "string"){
-if(!(formats2.test(data133))){
-const err256 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/16/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err256 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/12/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -12009,8 +12894,18 @@ vErrors.push(err256);
 errors++;
 }
 }
+}
+var valid28 = _errs297 === errors;
+}
 else {
-const err257 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/16/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid28 = true;
+}
+if(valid28){
+if(data132.read_at !== undefined){
+let data138 = data132.read_at;
+const _errs299 = errors;
+if((typeof data138 !== "string") && (data138 !== null)){
+const err257 = {instancePath:instancePath+"/data/read_at",schemaPath:"#/anyOf/12/properties/data/properties/read_at/type",keyword:"type",params:{type: schema48.anyOf[12].properties.data.properties.read_at.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -12019,19 +12914,11 @@ vErrors.push(err257);
 }
 errors++;
 }
-}
-}
-var valid31 = _errs291 === errors;
-}
-else {
-var valid31 = true;
-}
-if(valid31){
-if(data132.user_id !== undefined){
-let data134 = data132.user_id;
-const _errs293 = errors;
-if((typeof data134 !== "string") && (data134 !== null)){
-const err258 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/16/properties/data/properties/user_id/type",keyword:"type",params:{type: schema49.anyOf[16].properties.data.properties.user_id.type},message:"must be string,null"};
+if(errors === _errs299){
+if(errors === _errs299){
+if(typeof data138 === "string"){
+if(!(formats0.validate(data138))){
+const err258 = {instancePath:instancePath+"/data/read_at",schemaPath:"#/anyOf/12/properties/data/properties/read_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -12040,17 +12927,24 @@ vErrors.push(err258);
 }
 errors++;
 }
-var valid31 = _errs293 === errors;
+}
+}
+}
+var valid28 = _errs299 === errors;
 }
 else {
-var valid31 = true;
+var valid28 = true;
 }
-if(valid31){
-if(data132.account_id !== undefined){
-let data135 = data132.account_id;
-const _errs295 = errors;
-if((typeof data135 !== "string") && (data135 !== null)){
-const err259 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/16/properties/data/properties/account_id/type",keyword:"type",params:{type: schema49.anyOf[16].properties.data.properties.account_id.type},message:"must be string,null"};
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err259 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -12059,17 +12953,20 @@ vErrors.push(err259);
 }
 errors++;
 }
-var valid31 = _errs295 === errors;
+}
+var valid27 = _errs285 === errors;
 }
 else {
-var valid31 = true;
+var valid27 = true;
 }
-if(valid31){
-if(data132.display_name !== undefined){
-let data136 = data132.display_name;
-const _errs297 = errors;
-if((typeof data136 !== "string") && (data136 !== null)){
-const err260 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/16/properties/data/properties/display_name/type",keyword:"type",params:{type: schema49.anyOf[16].properties.data.properties.display_name.type},message:"must be string,null"};
+if(valid27){
+if(data.cursor !== undefined){
+let data139 = data.cursor;
+const _errs301 = errors;
+if(errors === _errs301){
+if(typeof data139 === "string"){
+if(func2(data139) > 128){
+const err260 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -12078,17 +12975,9 @@ vErrors.push(err260);
 }
 errors++;
 }
-var valid31 = _errs297 === errors;
-}
 else {
-var valid31 = true;
-}
-if(valid31){
-if(data132.avatar_url !== undefined){
-let data137 = data132.avatar_url;
-const _errs299 = errors;
-if((typeof data137 !== "string") && (data137 !== null)){
-const err261 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/16/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema49.anyOf[16].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(func2(data139) < 1){
+const err261 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -12097,19 +12986,10 @@ vErrors.push(err261);
 }
 errors++;
 }
-var valid31 = _errs299 === errors;
-}
-else {
-var valid31 = true;
-}
-}
-}
-}
-}
 }
 }
 else {
-const err262 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err262 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -12119,10 +12999,11 @@ vErrors.push(err262);
 errors++;
 }
 }
-var valid30 = _errs289 === errors;
+var valid27 = _errs301 === errors;
 }
 else {
-var valid30 = true;
+var valid27 = true;
+}
 }
 }
 }
@@ -12131,7 +13012,7 @@ var valid30 = true;
 }
 }
 else {
-const err263 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err263 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -12141,15 +13022,15 @@ vErrors.push(err263);
 errors++;
 }
 }
-var _valid0 = _errs282 === errors;
+var _valid0 = _errs278 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
-const _errs301 = errors;
-if(errors === _errs301){
+const _errs303 = errors;
+if(errors === _errs303){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing30;
-if(((((data.type === undefined) && (missing30 = "type")) || ((data.channel === undefined) && (missing30 = "channel"))) || ((data.data === undefined) && (missing30 = "data"))) || ((data.event_type === undefined) && (missing30 = "event_type"))){
-const err264 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
+let missing26;
+if(((((data.type === undefined) && (missing26 = "type")) || ((data.channel === undefined) && (missing26 = "channel"))) || ((data.data === undefined) && (missing26 = "data"))) || ((data.event_type === undefined) && (missing26 = "event_type"))){
+const err264 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -12159,10 +13040,10 @@ vErrors.push(err264);
 errors++;
 }
 else {
-const _errs303 = errors;
-for(const key21 in data){
-if(!((((key21 === "type") || (key21 === "channel")) || (key21 === "event_type")) || (key21 === "data"))){
-const err265 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+const _errs305 = errors;
+for(const key22 in data){
+if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
+const err265 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -12173,11 +13054,11 @@ errors++;
 break;
 }
 }
-if(_errs303 === errors){
+if(_errs305 === errors){
 if(data.type !== undefined){
-const _errs304 = errors;
+const _errs306 = errors;
 if("event" !== data.type){
-const err266 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err266 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -12186,16 +13067,16 @@ vErrors.push(err266);
 }
 errors++;
 }
-var valid32 = _errs304 === errors;
+var valid29 = _errs306 === errors;
 }
 else {
-var valid32 = true;
+var valid29 = true;
 }
-if(valid32){
+if(valid29){
 if(data.channel !== undefined){
-const _errs305 = errors;
+const _errs307 = errors;
 if(typeof data.channel !== "string"){
-const err267 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err267 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -12204,16 +13085,16 @@ vErrors.push(err267);
 }
 errors++;
 }
-var valid32 = _errs305 === errors;
+var valid29 = _errs307 === errors;
 }
 else {
-var valid32 = true;
+var valid29 = true;
 }
-if(valid32){
+if(valid29){
 if(data.event_type !== undefined){
-const _errs307 = errors;
-if("bootstrap" !== data.event_type){
-const err268 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+const _errs309 = errors;
+if("overlay:update" !== data.event_type){
+const err268 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -12222,17 +13103,20 @@ vErrors.push(err268);
 }
 errors++;
 }
-var valid32 = _errs307 === errors;
+var valid29 = _errs309 === errors;
 }
 else {
-var valid32 = true;
+var valid29 = true;
 }
-if(valid32){
+if(valid29){
 if(data.data !== undefined){
-let data141 = data.data;
-const _errs308 = errors;
-if(!(data141 && typeof data141 == "object" && !Array.isArray(data141))){
-const err269 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data143 = data.data;
+const _errs310 = errors;
+if(errors === _errs310){
+if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
+let missing27;
+if((((((((data143.id === undefined) && (missing27 = "id")) || ((data143.account_id === undefined) && (missing27 = "account_id"))) || ((data143.name === undefined) && (missing27 = "name"))) || ((data143.settings === undefined) && (missing27 = "settings"))) || ((data143.version === undefined) && (missing27 = "version"))) || ((data143.created_at === undefined) && (missing27 = "created_at"))) || ((data143.updated_at === undefined) && (missing27 = "updated_at"))){
+const err269 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -12241,19 +13125,11 @@ vErrors.push(err269);
 }
 errors++;
 }
-var valid32 = _errs308 === errors;
-}
 else {
-var valid32 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err270 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs312 = errors;
+for(const key23 in data143){
+if(!(((((((key23 === "id") || (key23 === "account_id")) || (key23 === "name")) || (key23 === "settings")) || (key23 === "version")) || (key23 === "created_at")) || (key23 === "updated_at"))){
+const err270 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -12261,17 +13137,18 @@ else {
 vErrors.push(err270);
 }
 errors++;
+break;
 }
 }
-var _valid0 = _errs301 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs310 = errors;
-if(errors === _errs310){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing31;
-if(((((data.type === undefined) && (missing31 = "type")) || ((data.channel === undefined) && (missing31 = "channel"))) || ((data.data === undefined) && (missing31 = "data"))) || ((data.event_type === undefined) && (missing31 = "event_type"))){
-const err271 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
+if(_errs312 === errors){
+if(data143.id !== undefined){
+let data144 = data143.id;
+const _errs313 = errors;
+if(errors === _errs313){
+if(errors === _errs313){
+if(typeof data144 === "string"){
+if(!(formats2.test(data144))){
+const err271 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/13/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -12280,11 +13157,9 @@ vErrors.push(err271);
 }
 errors++;
 }
+}
 else {
-const _errs312 = errors;
-for(const key22 in data){
-if(!(((((key22 === "type") || (key22 === "channel")) || (key22 === "event_type")) || (key22 === "data")) || (key22 === "cursor"))){
-const err272 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+const err272 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/13/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -12292,14 +13167,23 @@ else {
 vErrors.push(err272);
 }
 errors++;
-break;
 }
 }
-if(_errs312 === errors){
-if(data.type !== undefined){
-const _errs313 = errors;
-if("event" !== data.type){
-const err273 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+var valid30 = _errs313 === errors;
+}
+else {
+var valid30 = true;
+}
+if(valid30){
+if(data143.account_id !== undefined){
+let data145 = data143.account_id;
+const _errs315 = errors;
+if(errors === _errs315){
+if(errors === _errs315){
+if(typeof data145 === "string"){
+if(!(formats2.test(data145))){
+const err273 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -12308,16 +13192,9 @@ vErrors.push(err273);
 }
 errors++;
 }
-var valid33 = _errs313 === errors;
 }
 else {
-var valid33 = true;
-}
-if(valid33){
-if(data.channel !== undefined){
-const _errs314 = errors;
-if(typeof data.channel !== "string"){
-const err274 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err274 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -12326,16 +13203,18 @@ vErrors.push(err274);
 }
 errors++;
 }
-var valid33 = _errs314 === errors;
+}
+}
+var valid30 = _errs315 === errors;
 }
 else {
-var valid33 = true;
+var valid30 = true;
 }
-if(valid33){
-if(data.event_type !== undefined){
-const _errs316 = errors;
-if("public-stats:update" !== data.event_type){
-const err275 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
+if(valid30){
+if(data143.name !== undefined){
+const _errs317 = errors;
+if(typeof data143.name !== "string"){
+const err275 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/13/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -12344,17 +13223,20 @@ vErrors.push(err275);
 }
 errors++;
 }
-var valid33 = _errs316 === errors;
+var valid30 = _errs317 === errors;
 }
 else {
-var valid33 = true;
+var valid30 = true;
 }
-if(valid33){
-if(data.data !== undefined){
-let data145 = data.data;
-const _errs317 = errors;
-if(!(data145 && typeof data145 == "object" && !Array.isArray(data145))){
-const err276 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid30){
+if(data143.settings !== undefined){
+let data147 = data143.settings;
+const _errs319 = errors;
+if(errors === _errs319){
+if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
+}
+else {
+const err276 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/13/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -12363,19 +13245,18 @@ vErrors.push(err276);
 }
 errors++;
 }
-var valid33 = _errs317 === errors;
+}
+var valid30 = _errs319 === errors;
 }
 else {
-var valid33 = true;
+var valid30 = true;
 }
-if(valid33){
-if(data.cursor !== undefined){
-let data146 = data.cursor;
-const _errs319 = errors;
-if(errors === _errs319){
-if(typeof data146 === "string"){
-if(func2(data146) > 128){
-const err277 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid30){
+if(data143.version !== undefined){
+let data148 = data143.version;
+const _errs322 = errors;
+if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
+const err277 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/13/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -12384,9 +13265,10 @@ vErrors.push(err277);
 }
 errors++;
 }
-else {
-if(func2(data146) < 1){
-const err278 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(errors === _errs322){
+if((typeof data148 == "number") && (isFinite(data148))){
+if(data148 < 1 || isNaN(data148)){
+const err278 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/13/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -12397,8 +13279,20 @@ errors++;
 }
 }
 }
+var valid30 = _errs322 === errors;
+}
 else {
-const err279 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid30 = true;
+}
+if(valid30){
+if(data143.created_at !== undefined){
+let data149 = data143.created_at;
+const _errs324 = errors;
+if(errors === _errs324){
+if(errors === _errs324){
+if(typeof data149 === "string"){
+if(!(formats0.validate(data149))){
+const err279 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/13/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -12408,20 +13302,8 @@ vErrors.push(err279);
 errors++;
 }
 }
-var valid33 = _errs319 === errors;
-}
 else {
-var valid33 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err280 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err280 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/13/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -12431,15 +13313,21 @@ vErrors.push(err280);
 errors++;
 }
 }
-var _valid0 = _errs310 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs321 = errors;
-if(errors === _errs321){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing32;
-if(((((data.type === undefined) && (missing32 = "type")) || ((data.channel === undefined) && (missing32 = "channel"))) || ((data.data === undefined) && (missing32 = "data"))) || ((data.event_type === undefined) && (missing32 = "event_type"))){
-const err281 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
+}
+var valid30 = _errs324 === errors;
+}
+else {
+var valid30 = true;
+}
+if(valid30){
+if(data143.updated_at !== undefined){
+let data150 = data143.updated_at;
+const _errs326 = errors;
+if(errors === _errs326){
+if(errors === _errs326){
+if(typeof data150 === "string"){
+if(!(formats0.validate(data150))){
+const err281 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/13/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -12448,11 +13336,9 @@ vErrors.push(err281);
 }
 errors++;
 }
+}
 else {
-const _errs323 = errors;
-for(const key23 in data){
-if(!(((((key23 === "type") || (key23 === "channel")) || (key23 === "event_type")) || (key23 === "data")) || (key23 === "cursor"))){
-const err282 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+const err282 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/13/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -12460,14 +13346,25 @@ else {
 vErrors.push(err282);
 }
 errors++;
-break;
 }
 }
-if(_errs323 === errors){
-if(data.type !== undefined){
-const _errs324 = errors;
-if("event" !== data.type){
-const err283 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+var valid30 = _errs326 === errors;
+}
+else {
+var valid30 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err283 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -12476,16 +13373,20 @@ vErrors.push(err283);
 }
 errors++;
 }
-var valid34 = _errs324 === errors;
+}
+var valid29 = _errs310 === errors;
 }
 else {
-var valid34 = true;
+var valid29 = true;
 }
-if(valid34){
-if(data.channel !== undefined){
-const _errs325 = errors;
-if(typeof data.channel !== "string"){
-const err284 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/19/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid29){
+if(data.cursor !== undefined){
+let data151 = data.cursor;
+const _errs328 = errors;
+if(errors === _errs328){
+if(typeof data151 === "string"){
+if(func2(data151) > 128){
+const err284 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -12494,16 +13395,9 @@ vErrors.push(err284);
 }
 errors++;
 }
-var valid34 = _errs325 === errors;
-}
 else {
-var valid34 = true;
-}
-if(valid34){
-if(data.event_type !== undefined){
-const _errs327 = errors;
-if("sound:play" !== data.event_type){
-const err285 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/19/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
+if(func2(data151) < 1){
+const err285 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -12512,20 +13406,10 @@ vErrors.push(err285);
 }
 errors++;
 }
-var valid34 = _errs327 === errors;
+}
 }
 else {
-var valid34 = true;
-}
-if(valid34){
-if(data.data !== undefined){
-let data150 = data.data;
-const _errs328 = errors;
-if(errors === _errs328){
-if(data150 && typeof data150 == "object" && !Array.isArray(data150)){
-let missing33;
-if(((((data150.sound_id === undefined) && (missing33 = "sound_id")) || ((data150.name === undefined) && (missing33 = "name"))) || ((data150.volume === undefined) && (missing33 = "volume"))) || ((data150.stream_url === undefined) && (missing33 = "stream_url"))){
-const err286 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
+const err286 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -12534,15 +13418,21 @@ vErrors.push(err286);
 }
 errors++;
 }
+}
+var valid29 = _errs328 === errors;
+}
 else {
-if(data150.sound_id !== undefined){
-let data151 = data150.sound_id;
-const _errs330 = errors;
-if(errors === _errs330){
-if(errors === _errs330){
-if(typeof data151 === "string"){
-if(!(formats2.test(data151))){
-const err287 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid29 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err287 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -12552,8 +13442,15 @@ vErrors.push(err287);
 errors++;
 }
 }
-else {
-const err288 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs303 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs330 = errors;
+if(errors === _errs330){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing28;
+if(((((data.type === undefined) && (missing28 = "type")) || ((data.channel === undefined) && (missing28 = "channel"))) || ((data.data === undefined) && (missing28 = "data"))) || ((data.event_type === undefined) && (missing28 = "event_type"))){
+const err288 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -12562,18 +13459,11 @@ vErrors.push(err288);
 }
 errors++;
 }
-}
-}
-var valid35 = _errs330 === errors;
-}
 else {
-var valid35 = true;
-}
-if(valid35){
-if(data150.name !== undefined){
 const _errs332 = errors;
-if(typeof data150.name !== "string"){
-const err289 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/19/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key24 in data){
+if(!((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data"))){
+const err289 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -12581,17 +13471,14 @@ else {
 vErrors.push(err289);
 }
 errors++;
+break;
 }
-var valid35 = _errs332 === errors;
 }
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data150.content_type !== undefined){
-const _errs334 = errors;
-if(typeof data150.content_type !== "string"){
-const err290 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/19/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs332 === errors){
+if(data.type !== undefined){
+const _errs333 = errors;
+if("event" !== data.type){
+const err290 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -12600,17 +13487,16 @@ vErrors.push(err290);
 }
 errors++;
 }
-var valid35 = _errs334 === errors;
+var valid31 = _errs333 === errors;
 }
 else {
-var valid35 = true;
+var valid31 = true;
 }
-if(valid35){
-if(data150.duration_ms !== undefined){
-let data154 = data150.duration_ms;
-const _errs336 = errors;
-if((!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))) && (data154 !== null)){
-const err291 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/19/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema49.anyOf[19].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+if(valid31){
+if(data.channel !== undefined){
+const _errs334 = errors;
+if(typeof data.channel !== "string"){
+const err291 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -12619,19 +13505,16 @@ vErrors.push(err291);
 }
 errors++;
 }
-var valid35 = _errs336 === errors;
+var valid31 = _errs334 === errors;
 }
 else {
-var valid35 = true;
+var valid31 = true;
 }
-if(valid35){
-if(data150.volume !== undefined){
-let data155 = data150.volume;
-const _errs338 = errors;
-if(errors === _errs338){
-if((typeof data155 == "number") && (isFinite(data155))){
-if(data155 > 1 || isNaN(data155)){
-const err292 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(valid31){
+if(data.event_type !== undefined){
+const _errs336 = errors;
+if("bootstrap" !== data.event_type){
+const err292 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -12640,9 +13523,20 @@ vErrors.push(err292);
 }
 errors++;
 }
+var valid31 = _errs336 === errors;
+}
 else {
-if(data155 < 0 || isNaN(data155)){
-const err293 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+var valid31 = true;
+}
+if(valid31){
+if(data.data !== undefined){
+let data155 = data.data;
+const _errs337 = errors;
+if(errors === _errs337){
+if(data155 && typeof data155 == "object" && !Array.isArray(data155)){
+let missing29;
+if((data155.connections === undefined) && (missing29 = "connections")){
+const err293 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -12651,10 +13545,22 @@ vErrors.push(err293);
 }
 errors++;
 }
-}
-}
 else {
-const err294 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data155.connections !== undefined){
+let data156 = data155.connections;
+const _errs339 = errors;
+if(errors === _errs339){
+if(Array.isArray(data156)){
+var valid33 = true;
+const len2 = data156.length;
+for(let i2=0; i2<len2; i2++){
+let data157 = data156[i2];
+const _errs341 = errors;
+if(errors === _errs341){
+if(data157 && typeof data157 == "object" && !Array.isArray(data157)){
+let missing30;
+if((data157.session_id === undefined) && (missing30 = "session_id")){
+const err294 = {instancePath:instancePath+"/data/connections/" + i2,schemaPath:"#/anyOf/14/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -12663,21 +13569,15 @@ vErrors.push(err294);
 }
 errors++;
 }
-}
-var valid35 = _errs338 === errors;
-}
 else {
-var valid35 = true;
-}
-if(valid35){
-if(data150.target !== undefined){
-let data156 = data150.target;
-const _errs340 = errors;
-const _errs341 = errors;
-let valid36 = false;
-const _errs342 = errors;
-if(data156 !== null){
-const err295 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data157.session_id !== undefined){
+let data158 = data157.session_id;
+const _errs343 = errors;
+if(errors === _errs343){
+if(errors === _errs343){
+if(typeof data158 === "string"){
+if(!(formats2.test(data158))){
+const err295 = {instancePath:instancePath+"/data/connections/" + i2+"/session_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -12686,15 +13586,9 @@ vErrors.push(err295);
 }
 errors++;
 }
-var _valid1 = _errs342 === errors;
-valid36 = valid36 || _valid1;
-if(!valid36){
-const _errs344 = errors;
-if(errors === _errs344){
-if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
-let missing34;
-if(((data156.type === undefined) && (missing34 = "type")) || ((data156.id === undefined) && (missing34 = "id"))){
-const err296 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+}
+else {
+const err296 = {instancePath:instancePath+"/data/connections/" + i2+"/session_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -12703,12 +13597,19 @@ vErrors.push(err296);
 }
 errors++;
 }
+}
+}
+var valid34 = _errs343 === errors;
+}
 else {
-if(data156.type !== undefined){
-let data157 = data156.type;
-const _errs346 = errors;
-if(!((data157 === "overlay") || (data157 === "widget"))){
-const err297 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[19].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+var valid34 = true;
+}
+if(valid34){
+if(data157.user_id !== undefined){
+let data159 = data157.user_id;
+const _errs345 = errors;
+if((typeof data159 !== "string") && (data159 !== null)){
+const err297 = {instancePath:instancePath+"/data/connections/" + i2+"/user_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -12717,16 +13618,17 @@ vErrors.push(err297);
 }
 errors++;
 }
-var valid37 = _errs346 === errors;
+var valid34 = _errs345 === errors;
 }
 else {
-var valid37 = true;
+var valid34 = true;
 }
-if(valid37){
-if(data156.id !== undefined){
+if(valid34){
+if(data157.account_id !== undefined){
+let data160 = data157.account_id;
 const _errs347 = errors;
-if(typeof data156.id !== "string"){
-const err298 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data160 !== "string") && (data160 !== null)){
+const err298 = {instancePath:instancePath+"/data/connections/" + i2+"/account_id",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -12735,16 +13637,17 @@ vErrors.push(err298);
 }
 errors++;
 }
-var valid37 = _errs347 === errors;
+var valid34 = _errs347 === errors;
 }
 else {
-var valid37 = true;
+var valid34 = true;
 }
-}
-}
-}
-else {
-const err299 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid34){
+if(data157.display_name !== undefined){
+let data161 = data157.display_name;
+const _errs349 = errors;
+if((typeof data161 !== "string") && (data161 !== null)){
+const err299 = {instancePath:instancePath+"/data/connections/" + i2+"/display_name",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -12753,12 +13656,17 @@ vErrors.push(err299);
 }
 errors++;
 }
+var valid34 = _errs349 === errors;
 }
-var _valid1 = _errs344 === errors;
-valid36 = valid36 || _valid1;
+else {
+var valid34 = true;
 }
-if(!valid36){
-const err300 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid34){
+if(data157.avatar_url !== undefined){
+let data162 = data157.avatar_url;
+const _errs351 = errors;
+if((typeof data162 !== "string") && (data162 !== null)){
+const err300 = {instancePath:instancePath+"/data/connections/" + i2+"/avatar_url",schemaPath:"#/anyOf/14/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[14].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -12766,104 +13674,6 @@ else {
 vErrors.push(err300);
 }
 errors++;
-}
-else {
-errors = _errs341;
-if(vErrors !== null){
-if(_errs341){
-vErrors.length = _errs341;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid35 = _errs340 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data150.stream_url !== undefined){
-const _errs349 = errors;
-if(typeof data150.stream_url !== "string"){
-const err301 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/19/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err301];
-}
-else {
-vErrors.push(err301);
-}
-errors++;
-}
-var valid35 = _errs349 === errors;
-}
-else {
-var valid35 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err302 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err302];
-}
-else {
-vErrors.push(err302);
-}
-errors++;
-}
-}
-var valid34 = _errs328 === errors;
-}
-else {
-var valid34 = true;
-}
-if(valid34){
-if(data.cursor !== undefined){
-let data160 = data.cursor;
-const _errs351 = errors;
-if(errors === _errs351){
-if(typeof data160 === "string"){
-if(func2(data160) > 128){
-const err303 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err303];
-}
-else {
-vErrors.push(err303);
-}
-errors++;
-}
-else {
-if(func2(data160) < 1){
-const err304 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err304];
-}
-else {
-vErrors.push(err304);
-}
-errors++;
-}
-}
-}
-else {
-const err305 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err305];
-}
-else {
-vErrors.push(err305);
-}
-errors++;
-}
 }
 var valid34 = _errs351 === errors;
 }
@@ -12876,45 +13686,97 @@ var valid34 = true;
 }
 }
 }
-}
 else {
-const err306 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err301 = {instancePath:instancePath+"/data/connections/" + i2,schemaPath:"#/anyOf/14/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err306];
+vErrors = [err301];
 }
 else {
-vErrors.push(err306);
+vErrors.push(err301);
 }
 errors++;
 }
 }
-var _valid0 = _errs321 === errors;
+var valid33 = _errs341 === errors;
+if(!valid33){
+break;
+}
+}
+}
+else {
+const err302 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/14/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+}
+}
+}
+}
+else {
+const err303 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+}
+var valid31 = _errs337 === errors;
+}
+else {
+var valid31 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err304 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+}
+var _valid0 = _errs330 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
 const _errs353 = errors;
 if(errors === _errs353){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing35;
-if(((((data.type === undefined) && (missing35 = "type")) || ((data.channel === undefined) && (missing35 = "channel"))) || ((data.data === undefined) && (missing35 = "data"))) || ((data.event_type === undefined) && (missing35 = "event_type"))){
-const err307 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
+let missing31;
+if(((((data.type === undefined) && (missing31 = "type")) || ((data.channel === undefined) && (missing31 = "channel"))) || ((data.data === undefined) && (missing31 = "data"))) || ((data.event_type === undefined) && (missing31 = "event_type"))){
+const err305 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
-vErrors = [err307];
+vErrors = [err305];
 }
 else {
-vErrors.push(err307);
+vErrors.push(err305);
 }
 errors++;
 }
 else {
 const _errs355 = errors;
-for(const key24 in data){
-if(!(((((key24 === "type") || (key24 === "channel")) || (key24 === "event_type")) || (key24 === "data")) || (key24 === "cursor"))){
-const err308 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+for(const key25 in data){
+if(!((((key25 === "type") || (key25 === "channel")) || (key25 === "event_type")) || (key25 === "data"))){
+const err306 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err308];
+vErrors = [err306];
 }
 else {
-vErrors.push(err308);
+vErrors.push(err306);
 }
 errors++;
 break;
@@ -12924,7 +13786,43 @@ if(_errs355 === errors){
 if(data.type !== undefined){
 const _errs356 = errors;
 if("event" !== data.type){
-const err309 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+const err307 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+var valid35 = _errs356 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data.channel !== undefined){
+const _errs357 = errors;
+if(typeof data.channel !== "string"){
+const err308 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+}
+var valid35 = _errs357 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data.event_type !== undefined){
+const _errs359 = errors;
+if("presence:join" !== data.event_type){
+const err309 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -12933,16 +13831,20 @@ vErrors.push(err309);
 }
 errors++;
 }
-var valid38 = _errs356 === errors;
+var valid35 = _errs359 === errors;
 }
 else {
-var valid38 = true;
+var valid35 = true;
 }
-if(valid38){
-if(data.channel !== undefined){
-const _errs357 = errors;
-if(typeof data.channel !== "string"){
-const err310 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/20/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid35){
+if(data.data !== undefined){
+let data166 = data.data;
+const _errs360 = errors;
+if(errors === _errs360){
+if(data166 && typeof data166 == "object" && !Array.isArray(data166)){
+let missing32;
+if((data166.session_id === undefined) && (missing32 = "session_id")){
+const err310 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -12951,16 +13853,15 @@ vErrors.push(err310);
 }
 errors++;
 }
-var valid38 = _errs357 === errors;
-}
 else {
-var valid38 = true;
-}
-if(valid38){
-if(data.event_type !== undefined){
-const _errs359 = errors;
-if("sound:stop" !== data.event_type){
-const err311 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/20/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
+if(data166.session_id !== undefined){
+let data167 = data166.session_id;
+const _errs362 = errors;
+if(errors === _errs362){
+if(errors === _errs362){
+if(typeof data167 === "string"){
+if(!(formats2.test(data167))){
+const err311 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -12969,20 +13870,9 @@ vErrors.push(err311);
 }
 errors++;
 }
-var valid38 = _errs359 === errors;
 }
 else {
-var valid38 = true;
-}
-if(valid38){
-if(data.data !== undefined){
-let data164 = data.data;
-const _errs360 = errors;
-if(errors === _errs360){
-if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
-let missing36;
-if((data164.sound_id === undefined) && (missing36 = "sound_id")){
-const err312 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
+const err312 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/15/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -12991,15 +13881,19 @@ vErrors.push(err312);
 }
 errors++;
 }
+}
+}
+var valid36 = _errs362 === errors;
+}
 else {
-if(data164.sound_id !== undefined){
-let data165 = data164.sound_id;
-const _errs362 = errors;
-if(errors === _errs362){
-if(errors === _errs362){
-if(typeof data165 === "string"){
-if(!(formats2.test(data165))){
-const err313 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/20/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid36 = true;
+}
+if(valid36){
+if(data166.user_id !== undefined){
+let data168 = data166.user_id;
+const _errs364 = errors;
+if((typeof data168 !== "string") && (data168 !== null)){
+const err313 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/15/properties/data/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -13008,9 +13902,17 @@ vErrors.push(err313);
 }
 errors++;
 }
+var valid36 = _errs364 === errors;
 }
 else {
-const err314 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/20/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid36 = true;
+}
+if(valid36){
+if(data166.account_id !== undefined){
+let data169 = data166.account_id;
+const _errs366 = errors;
+if((typeof data169 !== "string") && (data169 !== null)){
+const err314 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -13019,22 +13921,17 @@ vErrors.push(err314);
 }
 errors++;
 }
-}
-}
-var valid39 = _errs362 === errors;
+var valid36 = _errs366 === errors;
 }
 else {
-var valid39 = true;
+var valid36 = true;
 }
-if(valid39){
-if(data164.target !== undefined){
-let data166 = data164.target;
-const _errs364 = errors;
-const _errs365 = errors;
-let valid40 = false;
-const _errs366 = errors;
-if(data166 !== null){
-const err315 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(valid36){
+if(data166.display_name !== undefined){
+let data170 = data166.display_name;
+const _errs368 = errors;
+if((typeof data170 !== "string") && (data170 !== null)){
+const err315 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/15/properties/data/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -13043,15 +13940,17 @@ vErrors.push(err315);
 }
 errors++;
 }
-var _valid2 = _errs366 === errors;
-valid40 = valid40 || _valid2;
-if(!valid40){
-const _errs368 = errors;
-if(errors === _errs368){
-if(data166 && typeof data166 == "object" && !Array.isArray(data166)){
-let missing37;
-if(((data166.type === undefined) && (missing37 = "type")) || ((data166.id === undefined) && (missing37 = "id"))){
-const err316 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
+var valid36 = _errs368 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data166.avatar_url !== undefined){
+let data171 = data166.avatar_url;
+const _errs370 = errors;
+if((typeof data171 !== "string") && (data171 !== null)){
+const err316 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/15/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[15].properties.data.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -13060,12 +13959,19 @@ vErrors.push(err316);
 }
 errors++;
 }
+var valid36 = _errs370 === errors;
+}
 else {
-if(data166.type !== undefined){
-let data167 = data166.type;
-const _errs370 = errors;
-if(!((data167 === "overlay") || (data167 === "widget"))){
-const err317 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema49.anyOf[20].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+var valid36 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err317 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -13074,16 +13980,20 @@ vErrors.push(err317);
 }
 errors++;
 }
-var valid41 = _errs370 === errors;
+}
+var valid35 = _errs360 === errors;
 }
 else {
-var valid41 = true;
+var valid35 = true;
 }
-if(valid41){
-if(data166.id !== undefined){
-const _errs371 = errors;
-if(typeof data166.id !== "string"){
-const err318 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+else {
+const err318 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -13092,16 +14002,16 @@ vErrors.push(err318);
 }
 errors++;
 }
-var valid41 = _errs371 === errors;
 }
-else {
-var valid41 = true;
-}
-}
-}
-}
-else {
-const err319 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs353 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs372 = errors;
+if(errors === _errs372){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing33;
+if(((((data.type === undefined) && (missing33 = "type")) || ((data.channel === undefined) && (missing33 = "channel"))) || ((data.data === undefined) && (missing33 = "data"))) || ((data.event_type === undefined) && (missing33 = "event_type"))){
+const err319 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -13110,12 +14020,11 @@ vErrors.push(err319);
 }
 errors++;
 }
-}
-var _valid2 = _errs368 === errors;
-valid40 = valid40 || _valid2;
-}
-if(!valid40){
-const err320 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const _errs374 = errors;
+for(const key26 in data){
+if(!((((key26 === "type") || (key26 === "channel")) || (key26 === "event_type")) || (key26 === "data"))){
+const err320 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -13123,28 +14032,14 @@ else {
 vErrors.push(err320);
 }
 errors++;
-}
-else {
-errors = _errs365;
-if(vErrors !== null){
-if(_errs365){
-vErrors.length = _errs365;
-}
-else {
-vErrors = null;
+break;
 }
 }
-}
-var valid39 = _errs364 === errors;
-}
-else {
-var valid39 = true;
-}
-}
-}
-}
-else {
-const err321 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs374 === errors){
+if(data.type !== undefined){
+const _errs375 = errors;
+if("event" !== data.type){
+const err321 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -13153,20 +14048,16 @@ vErrors.push(err321);
 }
 errors++;
 }
-}
-var valid38 = _errs360 === errors;
+var valid37 = _errs375 === errors;
 }
 else {
-var valid38 = true;
+var valid37 = true;
 }
-if(valid38){
-if(data.cursor !== undefined){
-let data169 = data.cursor;
-const _errs373 = errors;
-if(errors === _errs373){
-if(typeof data169 === "string"){
-if(func2(data169) > 128){
-const err322 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid37){
+if(data.channel !== undefined){
+const _errs376 = errors;
+if(typeof data.channel !== "string"){
+const err322 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -13175,9 +14066,16 @@ vErrors.push(err322);
 }
 errors++;
 }
+var valid37 = _errs376 === errors;
+}
 else {
-if(func2(data169) < 1){
-const err323 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid37 = true;
+}
+if(valid37){
+if(data.event_type !== undefined){
+const _errs378 = errors;
+if("presence:leave" !== data.event_type){
+const err323 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -13186,10 +14084,20 @@ vErrors.push(err323);
 }
 errors++;
 }
-}
+var valid37 = _errs378 === errors;
 }
 else {
-const err324 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid37 = true;
+}
+if(valid37){
+if(data.data !== undefined){
+let data175 = data.data;
+const _errs379 = errors;
+if(errors === _errs379){
+if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
+let missing34;
+if((data175.session_id === undefined) && (missing34 = "session_id")){
+const err324 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -13198,21 +14106,15 @@ vErrors.push(err324);
 }
 errors++;
 }
-}
-var valid38 = _errs373 === errors;
-}
 else {
-var valid38 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err325 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data175.session_id !== undefined){
+let data176 = data175.session_id;
+const _errs381 = errors;
+if(errors === _errs381){
+if(errors === _errs381){
+if(typeof data176 === "string"){
+if(!(formats2.test(data176))){
+const err325 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/16/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -13222,15 +14124,8 @@ vErrors.push(err325);
 errors++;
 }
 }
-var _valid0 = _errs353 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs375 = errors;
-if(errors === _errs375){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing38;
-if(((data.type === undefined) && (missing38 = "type")) || ((data.data === undefined) && (missing38 = "data"))){
-const err326 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"};
+else {
+const err326 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/16/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -13239,11 +14134,19 @@ vErrors.push(err326);
 }
 errors++;
 }
+}
+}
+var valid38 = _errs381 === errors;
+}
 else {
-const _errs377 = errors;
-for(const key25 in data){
-if(!(((key25 === "type") || (key25 === "data")) || (key25 === "cursor"))){
-const err327 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+var valid38 = true;
+}
+if(valid38){
+if(data175.user_id !== undefined){
+let data177 = data175.user_id;
+const _errs383 = errors;
+if((typeof data177 !== "string") && (data177 !== null)){
+const err327 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/16/properties/data/properties/user_id/type",keyword:"type",params:{type: schema48.anyOf[16].properties.data.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -13251,14 +14154,18 @@ else {
 vErrors.push(err327);
 }
 errors++;
-break;
 }
+var valid38 = _errs383 === errors;
 }
-if(_errs377 === errors){
-if(data.type !== undefined){
-const _errs378 = errors;
-if("event" !== data.type){
-const err328 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data175.account_id !== undefined){
+let data178 = data175.account_id;
+const _errs385 = errors;
+if((typeof data178 !== "string") && (data178 !== null)){
+const err328 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/16/properties/data/properties/account_id/type",keyword:"type",params:{type: schema48.anyOf[16].properties.data.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -13267,20 +14174,17 @@ vErrors.push(err328);
 }
 errors++;
 }
-var valid42 = _errs378 === errors;
+var valid38 = _errs385 === errors;
 }
 else {
-var valid42 = true;
+var valid38 = true;
 }
-if(valid42){
-if(data.data !== undefined){
-let data171 = data.data;
-const _errs379 = errors;
-if(errors === _errs379){
-if(data171 && typeof data171 == "object" && !Array.isArray(data171)){
-let missing39;
-if(((((((data171.id === undefined) && (missing39 = "id")) || ((data171.account_id === undefined) && (missing39 = "account_id"))) || ((data171.type === undefined) && (missing39 = "type"))) || ((data171.platform === undefined) && (missing39 = "platform"))) || ((data171.raw === undefined) && (missing39 = "raw"))) || ((data171.created_at === undefined) && (missing39 = "created_at"))){
-const err329 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/required",keyword:"required",params:{missingProperty: missing39},message:"must have required property '"+missing39+"'"};
+if(valid38){
+if(data175.display_name !== undefined){
+let data179 = data175.display_name;
+const _errs387 = errors;
+if((typeof data179 !== "string") && (data179 !== null)){
+const err329 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/16/properties/data/properties/display_name/type",keyword:"type",params:{type: schema48.anyOf[16].properties.data.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -13289,15 +14193,17 @@ vErrors.push(err329);
 }
 errors++;
 }
+var valid38 = _errs387 === errors;
+}
 else {
-if(data171.id !== undefined){
-let data172 = data171.id;
-const _errs381 = errors;
-if(errors === _errs381){
-if(errors === _errs381){
-if(typeof data172 === "string"){
-if(!(formats2.test(data172))){
-const err330 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid38 = true;
+}
+if(valid38){
+if(data175.avatar_url !== undefined){
+let data180 = data175.avatar_url;
+const _errs389 = errors;
+if((typeof data180 !== "string") && (data180 !== null)){
+const err330 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/16/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema48.anyOf[16].properties.data.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -13306,9 +14212,19 @@ vErrors.push(err330);
 }
 errors++;
 }
+var valid38 = _errs389 === errors;
 }
 else {
-const err331 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid38 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err331 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -13318,21 +14234,19 @@ vErrors.push(err331);
 errors++;
 }
 }
-}
-var valid43 = _errs381 === errors;
+var valid37 = _errs379 === errors;
 }
 else {
-var valid43 = true;
+var valid37 = true;
 }
-if(valid43){
-if(data171.account_id !== undefined){
-let data173 = data171.account_id;
-const _errs383 = errors;
-if(errors === _errs383){
-if(errors === _errs383){
-if(typeof data173 === "string"){
-if(!(formats2.test(data173))){
-const err332 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+}
+}
+}
+}
+}
+}
+else {
+const err332 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -13342,8 +14256,15 @@ vErrors.push(err332);
 errors++;
 }
 }
-else {
-const err333 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs372 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs391 = errors;
+if(errors === _errs391){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing35;
+if(((((data.type === undefined) && (missing35 = "type")) || ((data.channel === undefined) && (missing35 = "channel"))) || ((data.data === undefined) && (missing35 = "data"))) || ((data.event_type === undefined) && (missing35 = "event_type"))){
+const err333 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing35},message:"must have required property '"+missing35+"'"};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -13352,21 +14273,11 @@ vErrors.push(err333);
 }
 errors++;
 }
-}
-}
-var valid43 = _errs383 === errors;
-}
 else {
-var valid43 = true;
-}
-if(valid43){
-if(data171.type !== undefined){
-let data174 = data171.type;
-const _errs385 = errors;
-if(errors === _errs385){
-if(typeof data174 === "string"){
-if(func2(data174) > 100){
-const err334 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/21/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+const _errs393 = errors;
+for(const key27 in data){
+if(!((((key27 === "type") || (key27 === "channel")) || (key27 === "event_type")) || (key27 === "data"))){
+const err334 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -13374,10 +14285,14 @@ else {
 vErrors.push(err334);
 }
 errors++;
+break;
 }
 }
-else {
-const err335 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/21/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs393 === errors){
+if(data.type !== undefined){
+const _errs394 = errors;
+if("event" !== data.type){
+const err335 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -13386,17 +14301,16 @@ vErrors.push(err335);
 }
 errors++;
 }
-}
-var valid43 = _errs385 === errors;
+var valid39 = _errs394 === errors;
 }
 else {
-var valid43 = true;
+var valid39 = true;
 }
-if(valid43){
-if(data171.platform !== undefined){
-const _errs387 = errors;
-if(typeof data171.platform !== "string"){
-const err336 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/21/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid39){
+if(data.channel !== undefined){
+const _errs395 = errors;
+if(typeof data.channel !== "string"){
+const err336 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -13405,17 +14319,16 @@ vErrors.push(err336);
 }
 errors++;
 }
-var valid43 = _errs387 === errors;
+var valid39 = _errs395 === errors;
 }
 else {
-var valid43 = true;
+var valid39 = true;
 }
-if(valid43){
-if(data171.external_id !== undefined){
-let data176 = data171.external_id;
-const _errs389 = errors;
-if((typeof data176 !== "string") && (data176 !== null)){
-const err337 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/21/properties/data/properties/external_id/type",keyword:"type",params:{type: schema49.anyOf[21].properties.data.properties.external_id.type},message:"must be string,null"};
+if(valid39){
+if(data.event_type !== undefined){
+const _errs397 = errors;
+if("bootstrap" !== data.event_type){
+const err337 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -13424,17 +14337,17 @@ vErrors.push(err337);
 }
 errors++;
 }
-var valid43 = _errs389 === errors;
+var valid39 = _errs397 === errors;
 }
 else {
-var valid43 = true;
+var valid39 = true;
 }
-if(valid43){
-if(data171.raw !== undefined){
-let data177 = data171.raw;
-const _errs391 = errors;
-if(!(data177 && typeof data177 == "object" && !Array.isArray(data177))){
-const err338 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/21/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid39){
+if(data.data !== undefined){
+let data184 = data.data;
+const _errs398 = errors;
+if(!(data184 && typeof data184 == "object" && !Array.isArray(data184))){
+const err338 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -13443,20 +14356,19 @@ vErrors.push(err338);
 }
 errors++;
 }
-var valid43 = _errs391 === errors;
+var valid39 = _errs398 === errors;
 }
 else {
-var valid43 = true;
+var valid39 = true;
 }
-if(valid43){
-if(data171.created_at !== undefined){
-let data178 = data171.created_at;
-const _errs393 = errors;
-if(errors === _errs393){
-if(errors === _errs393){
-if(typeof data178 === "string"){
-if(!(formats0.validate(data178))){
-const err339 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+}
+}
+}
+}
+else {
+const err339 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -13466,8 +14378,15 @@ vErrors.push(err339);
 errors++;
 }
 }
-else {
-const err340 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs391 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs400 = errors;
+if(errors === _errs400){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing36;
+if(((((data.type === undefined) && (missing36 = "type")) || ((data.channel === undefined) && (missing36 = "channel"))) || ((data.data === undefined) && (missing36 = "data"))) || ((data.event_type === undefined) && (missing36 = "event_type"))){
+const err340 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing36},message:"must have required property '"+missing36+"'"};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -13476,23 +14395,11 @@ vErrors.push(err340);
 }
 errors++;
 }
-}
-}
-var valid43 = _errs393 === errors;
-}
 else {
-var valid43 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err341 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs402 = errors;
+for(const key28 in data){
+if(!(((((key28 === "type") || (key28 === "channel")) || (key28 === "event_type")) || (key28 === "data")) || (key28 === "cursor"))){
+const err341 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -13500,21 +14407,14 @@ else {
 vErrors.push(err341);
 }
 errors++;
+break;
 }
 }
-var valid42 = _errs379 === errors;
-}
-else {
-var valid42 = true;
-}
-if(valid42){
-if(data.cursor !== undefined){
-let data179 = data.cursor;
-const _errs395 = errors;
-if(errors === _errs395){
-if(typeof data179 === "string"){
-if(func2(data179) > 128){
-const err342 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(_errs402 === errors){
+if(data.type !== undefined){
+const _errs403 = errors;
+if("event" !== data.type){
+const err342 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -13523,9 +14423,16 @@ vErrors.push(err342);
 }
 errors++;
 }
+var valid40 = _errs403 === errors;
+}
 else {
-if(func2(data179) < 1){
-const err343 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid40 = true;
+}
+if(valid40){
+if(data.channel !== undefined){
+const _errs404 = errors;
+if(typeof data.channel !== "string"){
+const err343 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -13534,10 +14441,16 @@ vErrors.push(err343);
 }
 errors++;
 }
-}
+var valid40 = _errs404 === errors;
 }
 else {
-const err344 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid40 = true;
+}
+if(valid40){
+if(data.event_type !== undefined){
+const _errs406 = errors;
+if("public-stats:update" !== data.event_type){
+const err344 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "public-stats:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -13546,19 +14459,17 @@ vErrors.push(err344);
 }
 errors++;
 }
-}
-var valid42 = _errs395 === errors;
-}
-else {
-var valid42 = true;
-}
-}
-}
-}
-}
+var valid40 = _errs406 === errors;
 }
 else {
-const err345 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid40 = true;
+}
+if(valid40){
+if(data.data !== undefined){
+let data188 = data.data;
+const _errs407 = errors;
+if(!(data188 && typeof data188 == "object" && !Array.isArray(data188))){
+const err345 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -13567,16 +14478,19 @@ vErrors.push(err345);
 }
 errors++;
 }
+var valid40 = _errs407 === errors;
 }
-var _valid0 = _errs375 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs397 = errors;
-if(errors === _errs397){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing40;
-if((((data.type === undefined) && (missing40 = "type")) || ((data.channel === undefined) && (missing40 = "channel"))) || ((data.data === undefined) && (missing40 = "data"))){
-const err346 = {instancePath,schemaPath:"#/anyOf/22/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"};
+else {
+var valid40 = true;
+}
+if(valid40){
+if(data.cursor !== undefined){
+let data189 = data.cursor;
+const _errs409 = errors;
+if(errors === _errs409){
+if(typeof data189 === "string"){
+if(func2(data189) > 128){
+const err346 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -13586,10 +14500,8 @@ vErrors.push(err346);
 errors++;
 }
 else {
-const _errs399 = errors;
-for(const key26 in data){
-if(!(((((key26 === "type") || (key26 === "channel")) || (key26 === "event_type")) || (key26 === "data")) || (key26 === "cursor"))){
-const err347 = {instancePath,schemaPath:"#/anyOf/22/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+if(func2(data189) < 1){
+const err347 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -13597,14 +14509,11 @@ else {
 vErrors.push(err347);
 }
 errors++;
-break;
 }
 }
-if(_errs399 === errors){
-if(data.type !== undefined){
-const _errs400 = errors;
-if("event" !== data.type){
-const err348 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/22/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+else {
+const err348 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -13613,16 +14522,21 @@ vErrors.push(err348);
 }
 errors++;
 }
-var valid44 = _errs400 === errors;
+}
+var valid40 = _errs409 === errors;
 }
 else {
-var valid44 = true;
+var valid40 = true;
 }
-if(valid44){
-if(data.channel !== undefined){
-const _errs401 = errors;
-if(typeof data.channel !== "string"){
-const err349 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/22/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err349 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -13631,16 +14545,16 @@ vErrors.push(err349);
 }
 errors++;
 }
-var valid44 = _errs401 === errors;
 }
-else {
-var valid44 = true;
-}
-if(valid44){
-if(data.event_type !== undefined){
-const _errs403 = errors;
-if("widget:update" !== data.event_type){
-const err350 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/22/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+var _valid0 = _errs400 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs411 = errors;
+if(errors === _errs411){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing37;
+if(((((data.type === undefined) && (missing37 = "type")) || ((data.channel === undefined) && (missing37 = "channel"))) || ((data.data === undefined) && (missing37 = "data"))) || ((data.event_type === undefined) && (missing37 = "event_type"))){
+const err350 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing37},message:"must have required property '"+missing37+"'"};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -13649,20 +14563,11 @@ vErrors.push(err350);
 }
 errors++;
 }
-var valid44 = _errs403 === errors;
-}
 else {
-var valid44 = true;
-}
-if(valid44){
-if(data.data !== undefined){
-let data183 = data.data;
-const _errs404 = errors;
-if(errors === _errs404){
-if(data183 && typeof data183 == "object" && !Array.isArray(data183)){
-let missing41;
-if(((((((((data183.id === undefined) && (missing41 = "id")) || ((data183.account_id === undefined) && (missing41 = "account_id"))) || ((data183.name === undefined) && (missing41 = "name"))) || ((data183.type === undefined) && (missing41 = "type"))) || ((data183.settings === undefined) && (missing41 = "settings"))) || ((data183.version === undefined) && (missing41 = "version"))) || ((data183.created_at === undefined) && (missing41 = "created_at"))) || ((data183.updated_at === undefined) && (missing41 = "updated_at"))){
-const err351 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/required",keyword:"required",params:{missingProperty: missing41},message:"must have required property '"+missing41+"'"};
+const _errs413 = errors;
+for(const key29 in data){
+if(!(((((key29 === "type") || (key29 === "channel")) || (key29 === "event_type")) || (key29 === "data")) || (key29 === "cursor"))){
+const err351 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -13670,12 +14575,14 @@ else {
 vErrors.push(err351);
 }
 errors++;
+break;
 }
-else {
-const _errs406 = errors;
-for(const key27 in data183){
-if(!((((((((key27 === "id") || (key27 === "account_id")) || (key27 === "name")) || (key27 === "type")) || (key27 === "settings")) || (key27 === "version")) || (key27 === "created_at")) || (key27 === "updated_at"))){
-const err352 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
+}
+if(_errs413 === errors){
+if(data.type !== undefined){
+const _errs414 = errors;
+if("event" !== data.type){
+const err352 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -13683,18 +14590,17 @@ else {
 vErrors.push(err352);
 }
 errors++;
-break;
 }
+var valid41 = _errs414 === errors;
 }
-if(_errs406 === errors){
-if(data183.id !== undefined){
-let data184 = data183.id;
-const _errs407 = errors;
-if(errors === _errs407){
-if(errors === _errs407){
-if(typeof data184 === "string"){
-if(!(formats2.test(data184))){
-const err353 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/22/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+else {
+var valid41 = true;
+}
+if(valid41){
+if(data.channel !== undefined){
+const _errs415 = errors;
+if(typeof data.channel !== "string"){
+const err353 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/19/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -13703,9 +14609,16 @@ vErrors.push(err353);
 }
 errors++;
 }
+var valid41 = _errs415 === errors;
 }
 else {
-const err354 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/22/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid41 = true;
+}
+if(valid41){
+if(data.event_type !== undefined){
+const _errs417 = errors;
+if("sound:play" !== data.event_type){
+const err354 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/19/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -13714,22 +14627,20 @@ vErrors.push(err354);
 }
 errors++;
 }
-}
-}
-var valid45 = _errs407 === errors;
+var valid41 = _errs417 === errors;
 }
 else {
-var valid45 = true;
+var valid41 = true;
 }
-if(valid45){
-if(data183.account_id !== undefined){
-let data185 = data183.account_id;
-const _errs409 = errors;
-if(errors === _errs409){
-if(errors === _errs409){
-if(typeof data185 === "string"){
-if(!(formats2.test(data185))){
-const err355 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/22/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(valid41){
+if(data.data !== undefined){
+let data193 = data.data;
+const _errs418 = errors;
+if(errors === _errs418){
+if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
+let missing38;
+if(((((data193.sound_id === undefined) && (missing38 = "sound_id")) || ((data193.name === undefined) && (missing38 = "name"))) || ((data193.volume === undefined) && (missing38 = "volume"))) || ((data193.stream_url === undefined) && (missing38 = "stream_url"))){
+const err355 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/required",keyword:"required",params:{missingProperty: missing38},message:"must have required property '"+missing38+"'"};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -13738,9 +14649,15 @@ vErrors.push(err355);
 }
 errors++;
 }
-}
 else {
-const err356 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/22/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data193.sound_id !== undefined){
+let data194 = data193.sound_id;
+const _errs420 = errors;
+if(errors === _errs420){
+if(errors === _errs420){
+if(typeof data194 === "string"){
+if(!(formats2.test(data194))){
+const err356 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err356];
 }
@@ -13750,17 +14667,8 @@ vErrors.push(err356);
 errors++;
 }
 }
-}
-var valid45 = _errs409 === errors;
-}
 else {
-var valid45 = true;
-}
-if(valid45){
-if(data183.name !== undefined){
-const _errs411 = errors;
-if(typeof data183.name !== "string"){
-const err357 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/22/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err357 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/19/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err357];
 }
@@ -13769,16 +14677,18 @@ vErrors.push(err357);
 }
 errors++;
 }
-var valid45 = _errs411 === errors;
+}
+}
+var valid42 = _errs420 === errors;
 }
 else {
-var valid45 = true;
+var valid42 = true;
 }
-if(valid45){
-if(data183.type !== undefined){
-const _errs413 = errors;
-if(typeof data183.type !== "string"){
-const err358 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/22/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid42){
+if(data193.name !== undefined){
+const _errs422 = errors;
+if(typeof data193.name !== "string"){
+const err358 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/19/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err358];
 }
@@ -13787,20 +14697,16 @@ vErrors.push(err358);
 }
 errors++;
 }
-var valid45 = _errs413 === errors;
+var valid42 = _errs422 === errors;
 }
 else {
-var valid45 = true;
+var valid42 = true;
 }
-if(valid45){
-if(data183.settings !== undefined){
-let data188 = data183.settings;
-const _errs415 = errors;
-if(errors === _errs415){
-if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
-}
-else {
-const err359 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/22/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid42){
+if(data193.content_type !== undefined){
+const _errs424 = errors;
+if(typeof data193.content_type !== "string"){
+const err359 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/19/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err359];
 }
@@ -13809,18 +14715,17 @@ vErrors.push(err359);
 }
 errors++;
 }
-}
-var valid45 = _errs415 === errors;
+var valid42 = _errs424 === errors;
 }
 else {
-var valid45 = true;
+var valid42 = true;
 }
-if(valid45){
-if(data183.version !== undefined){
-let data189 = data183.version;
-const _errs418 = errors;
-if(!(((typeof data189 == "number") && (!(data189 % 1) && !isNaN(data189))) && (isFinite(data189)))){
-const err360 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/22/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid42){
+if(data193.duration_ms !== undefined){
+let data197 = data193.duration_ms;
+const _errs426 = errors;
+if((!(((typeof data197 == "number") && (!(data197 % 1) && !isNaN(data197))) && (isFinite(data197)))) && (data197 !== null)){
+const err360 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/19/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema48.anyOf[19].properties.data.properties.duration_ms.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err360];
 }
@@ -13829,10 +14734,19 @@ vErrors.push(err360);
 }
 errors++;
 }
-if(errors === _errs418){
-if((typeof data189 == "number") && (isFinite(data189))){
-if(data189 < 1 || isNaN(data189)){
-const err361 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/22/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+var valid42 = _errs426 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data193.volume !== undefined){
+let data198 = data193.volume;
+const _errs428 = errors;
+if(errors === _errs428){
+if((typeof data198 == "number") && (isFinite(data198))){
+if(data198 > 1 || isNaN(data198)){
+const err361 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err361];
 }
@@ -13841,22 +14755,9 @@ vErrors.push(err361);
 }
 errors++;
 }
-}
-}
-var valid45 = _errs418 === errors;
-}
 else {
-var valid45 = true;
-}
-if(valid45){
-if(data183.created_at !== undefined){
-let data190 = data183.created_at;
-const _errs420 = errors;
-if(errors === _errs420){
-if(errors === _errs420){
-if(typeof data190 === "string"){
-if(!(formats0.validate(data190))){
-const err362 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/22/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data198 < 0 || isNaN(data198)){
+const err362 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err362];
 }
@@ -13866,8 +14767,9 @@ vErrors.push(err362);
 errors++;
 }
 }
+}
 else {
-const err363 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/22/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err363 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/19/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err363];
 }
@@ -13877,21 +14779,20 @@ vErrors.push(err363);
 errors++;
 }
 }
-}
-var valid45 = _errs420 === errors;
+var valid42 = _errs428 === errors;
 }
 else {
-var valid45 = true;
+var valid42 = true;
 }
-if(valid45){
-if(data183.updated_at !== undefined){
-let data191 = data183.updated_at;
-const _errs422 = errors;
-if(errors === _errs422){
-if(errors === _errs422){
-if(typeof data191 === "string"){
-if(!(formats0.validate(data191))){
-const err364 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/22/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(valid42){
+if(data193.target !== undefined){
+let data199 = data193.target;
+const _errs430 = errors;
+const _errs431 = errors;
+let valid43 = false;
+const _errs432 = errors;
+if(data199 !== null){
+const err364 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err364];
 }
@@ -13900,9 +14801,15 @@ vErrors.push(err364);
 }
 errors++;
 }
-}
-else {
-const err365 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/22/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid1 = _errs432 === errors;
+valid43 = valid43 || _valid1;
+if(!valid43){
+const _errs434 = errors;
+if(errors === _errs434){
+if(data199 && typeof data199 == "object" && !Array.isArray(data199)){
+let missing39;
+if(((data199.type === undefined) && (missing39 = "type")) || ((data199.id === undefined) && (missing39 = "id"))){
+const err365 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing39},message:"must have required property '"+missing39+"'"};
 if(vErrors === null){
 vErrors = [err365];
 }
@@ -13911,25 +14818,11 @@ vErrors.push(err365);
 }
 errors++;
 }
-}
-}
-var valid45 = _errs422 === errors;
-}
 else {
-var valid45 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err366 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs436 = errors;
+for(const key30 in data199){
+if(!((key30 === "type") || (key30 === "id"))){
+const err366 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err366];
 }
@@ -13937,21 +14830,15 @@ else {
 vErrors.push(err366);
 }
 errors++;
+break;
 }
 }
-var valid44 = _errs404 === errors;
-}
-else {
-var valid44 = true;
-}
-if(valid44){
-if(data.cursor !== undefined){
-let data192 = data.cursor;
-const _errs424 = errors;
-if(errors === _errs424){
-if(typeof data192 === "string"){
-if(func2(data192) > 128){
-const err367 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(_errs436 === errors){
+if(data199.type !== undefined){
+let data200 = data199.type;
+const _errs437 = errors;
+if(typeof data200 !== "string"){
+const err367 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err367];
 }
@@ -13960,9 +14847,8 @@ vErrors.push(err367);
 }
 errors++;
 }
-else {
-if(func2(data192) < 1){
-const err368 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data200 === "widget") || (data200 === "overlay"))){
+const err368 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[19].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err368];
 }
@@ -13971,10 +14857,20 @@ vErrors.push(err368);
 }
 errors++;
 }
-}
+var valid44 = _errs437 === errors;
 }
 else {
-const err369 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid44 = true;
+}
+if(valid44){
+if(data199.id !== undefined){
+let data201 = data199.id;
+const _errs439 = errors;
+if(errors === _errs439){
+if(errors === _errs439){
+if(typeof data201 === "string"){
+if(!(formats2.test(data201))){
+const err369 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err369];
 }
@@ -13984,20 +14880,8 @@ vErrors.push(err369);
 errors++;
 }
 }
-var valid44 = _errs424 === errors;
-}
 else {
-var valid44 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err370 = {instancePath,schemaPath:"#/anyOf/22/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err370 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err370];
 }
@@ -14007,15 +14891,18 @@ vErrors.push(err370);
 errors++;
 }
 }
-var _valid0 = _errs397 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs426 = errors;
-if(errors === _errs426){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing42;
-if((((data.type === undefined) && (missing42 = "type")) || ((data.channel === undefined) && (missing42 = "channel"))) || ((data.data === undefined) && (missing42 = "data"))){
-const err371 = {instancePath,schemaPath:"#/anyOf/23/required",keyword:"required",params:{missingProperty: missing42},message:"must have required property '"+missing42+"'"};
+}
+var valid44 = _errs439 === errors;
+}
+else {
+var valid44 = true;
+}
+}
+}
+}
+}
+else {
+const err371 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err371];
 }
@@ -14024,11 +14911,12 @@ vErrors.push(err371);
 }
 errors++;
 }
-else {
-const _errs428 = errors;
-for(const key28 in data){
-if(!(((((key28 === "type") || (key28 === "channel")) || (key28 === "event_type")) || (key28 === "data")) || (key28 === "cursor"))){
-const err372 = {instancePath,schemaPath:"#/anyOf/23/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+}
+var _valid1 = _errs434 === errors;
+valid43 = valid43 || _valid1;
+}
+if(!valid43){
+const err372 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/19/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err372];
 }
@@ -14036,14 +14924,28 @@ else {
 vErrors.push(err372);
 }
 errors++;
-break;
+}
+else {
+errors = _errs431;
+if(vErrors !== null){
+if(_errs431){
+vErrors.length = _errs431;
+}
+else {
+vErrors = null;
 }
 }
-if(_errs428 === errors){
-if(data.type !== undefined){
-const _errs429 = errors;
-if("event" !== data.type){
-const err373 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/23/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+var valid42 = _errs430 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data193.stream_url !== undefined){
+const _errs441 = errors;
+if(typeof data193.stream_url !== "string"){
+const err373 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/19/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err373];
 }
@@ -14052,16 +14954,21 @@ vErrors.push(err373);
 }
 errors++;
 }
-var valid46 = _errs429 === errors;
+var valid42 = _errs441 === errors;
 }
 else {
-var valid46 = true;
+var valid42 = true;
 }
-if(valid46){
-if(data.channel !== undefined){
-const _errs430 = errors;
-if(typeof data.channel !== "string"){
-const err374 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/23/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err374 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/19/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err374];
 }
@@ -14070,16 +14977,20 @@ vErrors.push(err374);
 }
 errors++;
 }
-var valid46 = _errs430 === errors;
+}
+var valid41 = _errs418 === errors;
 }
 else {
-var valid46 = true;
+var valid41 = true;
 }
-if(valid46){
-if(data.event_type !== undefined){
-const _errs432 = errors;
-if(typeof data.event_type !== "string"){
-const err375 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/23/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid41){
+if(data.cursor !== undefined){
+let data203 = data.cursor;
+const _errs443 = errors;
+if(errors === _errs443){
+if(typeof data203 === "string"){
+if(func2(data203) > 128){
+const err375 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err375];
 }
@@ -14088,19 +14999,9 @@ vErrors.push(err375);
 }
 errors++;
 }
-var valid46 = _errs432 === errors;
-}
 else {
-var valid46 = true;
-}
-if(valid46){
-if(data.cursor !== undefined){
-let data196 = data.cursor;
-const _errs434 = errors;
-if(errors === _errs434){
-if(typeof data196 === "string"){
-if(func2(data196) > 128){
-const err376 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/23/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func2(data203) < 1){
+const err376 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err376];
 }
@@ -14109,9 +15010,10 @@ vErrors.push(err376);
 }
 errors++;
 }
+}
+}
 else {
-if(func2(data196) < 1){
-const err377 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/23/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err377 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err377];
 }
@@ -14121,9 +15023,20 @@ vErrors.push(err377);
 errors++;
 }
 }
+var valid41 = _errs443 === errors;
 }
 else {
-const err378 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/23/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid41 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err378 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err378];
 }
@@ -14133,19 +15046,15 @@ vErrors.push(err378);
 errors++;
 }
 }
-var valid46 = _errs434 === errors;
-}
-else {
-var valid46 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err379 = {instancePath,schemaPath:"#/anyOf/23/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs411 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs445 = errors;
+if(errors === _errs445){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing40;
+if(((((data.type === undefined) && (missing40 = "type")) || ((data.channel === undefined) && (missing40 = "channel"))) || ((data.data === undefined) && (missing40 = "data"))) || ((data.event_type === undefined) && (missing40 = "event_type"))){
+const err379 = {instancePath,schemaPath:"#/anyOf/20/required",keyword:"required",params:{missingProperty: missing40},message:"must have required property '"+missing40+"'"};
 if(vErrors === null){
 vErrors = [err379];
 }
@@ -14154,8 +15063,1176 @@ vErrors.push(err379);
 }
 errors++;
 }
+else {
+const _errs447 = errors;
+for(const key31 in data){
+if(!(((((key31 === "type") || (key31 === "channel")) || (key31 === "event_type")) || (key31 === "data")) || (key31 === "cursor"))){
+const err380 = {instancePath,schemaPath:"#/anyOf/20/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err380];
 }
-var _valid0 = _errs426 === errors;
+else {
+vErrors.push(err380);
+}
+errors++;
+break;
+}
+}
+if(_errs447 === errors){
+if(data.type !== undefined){
+const _errs448 = errors;
+if("event" !== data.type){
+const err381 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/20/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err381];
+}
+else {
+vErrors.push(err381);
+}
+errors++;
+}
+var valid45 = _errs448 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data.channel !== undefined){
+const _errs449 = errors;
+if(typeof data.channel !== "string"){
+const err382 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/20/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err382];
+}
+else {
+vErrors.push(err382);
+}
+errors++;
+}
+var valid45 = _errs449 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data.event_type !== undefined){
+const _errs451 = errors;
+if("sound:stop" !== data.event_type){
+const err383 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/20/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err383];
+}
+else {
+vErrors.push(err383);
+}
+errors++;
+}
+var valid45 = _errs451 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data.data !== undefined){
+let data207 = data.data;
+const _errs452 = errors;
+if(errors === _errs452){
+if(data207 && typeof data207 == "object" && !Array.isArray(data207)){
+let missing41;
+if((data207.sound_id === undefined) && (missing41 = "sound_id")){
+const err384 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/required",keyword:"required",params:{missingProperty: missing41},message:"must have required property '"+missing41+"'"};
+if(vErrors === null){
+vErrors = [err384];
+}
+else {
+vErrors.push(err384);
+}
+errors++;
+}
+else {
+if(data207.sound_id !== undefined){
+let data208 = data207.sound_id;
+const _errs454 = errors;
+if(errors === _errs454){
+if(errors === _errs454){
+if(typeof data208 === "string"){
+if(!(formats2.test(data208))){
+const err385 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/20/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err385];
+}
+else {
+vErrors.push(err385);
+}
+errors++;
+}
+}
+else {
+const err386 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/20/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err386];
+}
+else {
+vErrors.push(err386);
+}
+errors++;
+}
+}
+}
+var valid46 = _errs454 === errors;
+}
+else {
+var valid46 = true;
+}
+if(valid46){
+if(data207.target !== undefined){
+let data209 = data207.target;
+const _errs456 = errors;
+const _errs457 = errors;
+let valid47 = false;
+const _errs458 = errors;
+if(data209 !== null){
+const err387 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err387];
+}
+else {
+vErrors.push(err387);
+}
+errors++;
+}
+var _valid2 = _errs458 === errors;
+valid47 = valid47 || _valid2;
+if(!valid47){
+const _errs460 = errors;
+if(errors === _errs460){
+if(data209 && typeof data209 == "object" && !Array.isArray(data209)){
+let missing42;
+if(((data209.type === undefined) && (missing42 = "type")) || ((data209.id === undefined) && (missing42 = "id"))){
+const err388 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing42},message:"must have required property '"+missing42+"'"};
+if(vErrors === null){
+vErrors = [err388];
+}
+else {
+vErrors.push(err388);
+}
+errors++;
+}
+else {
+const _errs462 = errors;
+for(const key32 in data209){
+if(!((key32 === "type") || (key32 === "id"))){
+const err389 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err389];
+}
+else {
+vErrors.push(err389);
+}
+errors++;
+break;
+}
+}
+if(_errs462 === errors){
+if(data209.type !== undefined){
+let data210 = data209.type;
+const _errs463 = errors;
+if(typeof data210 !== "string"){
+const err390 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err390];
+}
+else {
+vErrors.push(err390);
+}
+errors++;
+}
+if(!((data210 === "widget") || (data210 === "overlay"))){
+const err391 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema48.anyOf[20].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err391];
+}
+else {
+vErrors.push(err391);
+}
+errors++;
+}
+var valid48 = _errs463 === errors;
+}
+else {
+var valid48 = true;
+}
+if(valid48){
+if(data209.id !== undefined){
+let data211 = data209.id;
+const _errs465 = errors;
+if(errors === _errs465){
+if(errors === _errs465){
+if(typeof data211 === "string"){
+if(!(formats2.test(data211))){
+const err392 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err392];
+}
+else {
+vErrors.push(err392);
+}
+errors++;
+}
+}
+else {
+const err393 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err393];
+}
+else {
+vErrors.push(err393);
+}
+errors++;
+}
+}
+}
+var valid48 = _errs465 === errors;
+}
+else {
+var valid48 = true;
+}
+}
+}
+}
+}
+else {
+const err394 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err394];
+}
+else {
+vErrors.push(err394);
+}
+errors++;
+}
+}
+var _valid2 = _errs460 === errors;
+valid47 = valid47 || _valid2;
+}
+if(!valid47){
+const err395 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/20/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err395];
+}
+else {
+vErrors.push(err395);
+}
+errors++;
+}
+else {
+errors = _errs457;
+if(vErrors !== null){
+if(_errs457){
+vErrors.length = _errs457;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid46 = _errs456 === errors;
+}
+else {
+var valid46 = true;
+}
+}
+}
+}
+else {
+const err396 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/20/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err396];
+}
+else {
+vErrors.push(err396);
+}
+errors++;
+}
+}
+var valid45 = _errs452 === errors;
+}
+else {
+var valid45 = true;
+}
+if(valid45){
+if(data.cursor !== undefined){
+let data212 = data.cursor;
+const _errs467 = errors;
+if(errors === _errs467){
+if(typeof data212 === "string"){
+if(func2(data212) > 128){
+const err397 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err397];
+}
+else {
+vErrors.push(err397);
+}
+errors++;
+}
+else {
+if(func2(data212) < 1){
+const err398 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err398];
+}
+else {
+vErrors.push(err398);
+}
+errors++;
+}
+}
+}
+else {
+const err399 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/20/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err399];
+}
+else {
+vErrors.push(err399);
+}
+errors++;
+}
+}
+var valid45 = _errs467 === errors;
+}
+else {
+var valid45 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err400 = {instancePath,schemaPath:"#/anyOf/20/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err400];
+}
+else {
+vErrors.push(err400);
+}
+errors++;
+}
+}
+var _valid0 = _errs445 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs469 = errors;
+if(errors === _errs469){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing43;
+if((((data.type === undefined) && (missing43 = "type")) || ((data.data === undefined) && (missing43 = "data"))) || ((data.kind === undefined) && (missing43 = "kind"))){
+const err401 = {instancePath,schemaPath:"#/anyOf/21/required",keyword:"required",params:{missingProperty: missing43},message:"must have required property '"+missing43+"'"};
+if(vErrors === null){
+vErrors = [err401];
+}
+else {
+vErrors.push(err401);
+}
+errors++;
+}
+else {
+const _errs471 = errors;
+for(const key33 in data){
+if(!((((key33 === "type") || (key33 === "data")) || (key33 === "cursor")) || (key33 === "kind"))){
+const err402 = {instancePath,schemaPath:"#/anyOf/21/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err402];
+}
+else {
+vErrors.push(err402);
+}
+errors++;
+break;
+}
+}
+if(_errs471 === errors){
+if(data.type !== undefined){
+const _errs472 = errors;
+if("event" !== data.type){
+const err403 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/21/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err403];
+}
+else {
+vErrors.push(err403);
+}
+errors++;
+}
+var valid49 = _errs472 === errors;
+}
+else {
+var valid49 = true;
+}
+if(valid49){
+if(data.data !== undefined){
+let data214 = data.data;
+const _errs473 = errors;
+if(errors === _errs473){
+if(data214 && typeof data214 == "object" && !Array.isArray(data214)){
+let missing44;
+if((((((((data214.id === undefined) && (missing44 = "id")) || ((data214.account_id === undefined) && (missing44 = "account_id"))) || ((data214.type === undefined) && (missing44 = "type"))) || ((data214.platform === undefined) && (missing44 = "platform"))) || ((data214.external_id === undefined) && (missing44 = "external_id"))) || ((data214.raw === undefined) && (missing44 = "raw"))) || ((data214.created_at === undefined) && (missing44 = "created_at"))){
+const err404 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/required",keyword:"required",params:{missingProperty: missing44},message:"must have required property '"+missing44+"'"};
+if(vErrors === null){
+vErrors = [err404];
+}
+else {
+vErrors.push(err404);
+}
+errors++;
+}
+else {
+const _errs475 = errors;
+for(const key34 in data214){
+if(!(((((((key34 === "id") || (key34 === "account_id")) || (key34 === "type")) || (key34 === "platform")) || (key34 === "external_id")) || (key34 === "raw")) || (key34 === "created_at"))){
+const err405 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err405];
+}
+else {
+vErrors.push(err405);
+}
+errors++;
+break;
+}
+}
+if(_errs475 === errors){
+if(data214.id !== undefined){
+let data215 = data214.id;
+const _errs476 = errors;
+if(errors === _errs476){
+if(errors === _errs476){
+if(typeof data215 === "string"){
+if(!(formats2.test(data215))){
+const err406 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err406];
+}
+else {
+vErrors.push(err406);
+}
+errors++;
+}
+}
+else {
+const err407 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/21/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err407];
+}
+else {
+vErrors.push(err407);
+}
+errors++;
+}
+}
+}
+var valid50 = _errs476 === errors;
+}
+else {
+var valid50 = true;
+}
+if(valid50){
+if(data214.account_id !== undefined){
+let data216 = data214.account_id;
+const _errs478 = errors;
+if(errors === _errs478){
+if(errors === _errs478){
+if(typeof data216 === "string"){
+if(!(formats2.test(data216))){
+const err408 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err408];
+}
+else {
+vErrors.push(err408);
+}
+errors++;
+}
+}
+else {
+const err409 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/21/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err409];
+}
+else {
+vErrors.push(err409);
+}
+errors++;
+}
+}
+}
+var valid50 = _errs478 === errors;
+}
+else {
+var valid50 = true;
+}
+if(valid50){
+if(data214.type !== undefined){
+const _errs480 = errors;
+if(typeof data214.type !== "string"){
+const err410 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/21/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err410];
+}
+else {
+vErrors.push(err410);
+}
+errors++;
+}
+var valid50 = _errs480 === errors;
+}
+else {
+var valid50 = true;
+}
+if(valid50){
+if(data214.platform !== undefined){
+const _errs482 = errors;
+if(typeof data214.platform !== "string"){
+const err411 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/21/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err411];
+}
+else {
+vErrors.push(err411);
+}
+errors++;
+}
+var valid50 = _errs482 === errors;
+}
+else {
+var valid50 = true;
+}
+if(valid50){
+if(data214.external_id !== undefined){
+let data219 = data214.external_id;
+const _errs484 = errors;
+if((typeof data219 !== "string") && (data219 !== null)){
+const err412 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/21/properties/data/properties/external_id/type",keyword:"type",params:{type: schema48.anyOf[21].properties.data.properties.external_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err412];
+}
+else {
+vErrors.push(err412);
+}
+errors++;
+}
+var valid50 = _errs484 === errors;
+}
+else {
+var valid50 = true;
+}
+if(valid50){
+if(data214.raw !== undefined){
+let data220 = data214.raw;
+const _errs486 = errors;
+if(errors === _errs486){
+if(data220 && typeof data220 == "object" && !Array.isArray(data220)){
+}
+else {
+const err413 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/21/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err413];
+}
+else {
+vErrors.push(err413);
+}
+errors++;
+}
+}
+var valid50 = _errs486 === errors;
+}
+else {
+var valid50 = true;
+}
+if(valid50){
+if(data214.created_at !== undefined){
+let data221 = data214.created_at;
+const _errs489 = errors;
+if(errors === _errs489){
+if(errors === _errs489){
+if(typeof data221 === "string"){
+if(!(formats0.validate(data221))){
+const err414 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err414];
+}
+else {
+vErrors.push(err414);
+}
+errors++;
+}
+}
+else {
+const err415 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/21/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err415];
+}
+else {
+vErrors.push(err415);
+}
+errors++;
+}
+}
+}
+var valid50 = _errs489 === errors;
+}
+else {
+var valid50 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err416 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/21/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err416];
+}
+else {
+vErrors.push(err416);
+}
+errors++;
+}
+}
+var valid49 = _errs473 === errors;
+}
+else {
+var valid49 = true;
+}
+if(valid49){
+if(data.cursor !== undefined){
+let data222 = data.cursor;
+const _errs491 = errors;
+if(errors === _errs491){
+if(typeof data222 === "string"){
+if(func2(data222) > 128){
+const err417 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err417];
+}
+else {
+vErrors.push(err417);
+}
+errors++;
+}
+else {
+if(func2(data222) < 1){
+const err418 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err418];
+}
+else {
+vErrors.push(err418);
+}
+errors++;
+}
+}
+}
+else {
+const err419 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/21/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err419];
+}
+else {
+vErrors.push(err419);
+}
+errors++;
+}
+}
+var valid49 = _errs491 === errors;
+}
+else {
+var valid49 = true;
+}
+if(valid49){
+if(data.kind !== undefined){
+const _errs493 = errors;
+if("event" !== data.kind){
+const err420 = {instancePath:instancePath+"/kind",schemaPath:"#/anyOf/21/properties/kind/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err420];
+}
+else {
+vErrors.push(err420);
+}
+errors++;
+}
+var valid49 = _errs493 === errors;
+}
+else {
+var valid49 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err421 = {instancePath,schemaPath:"#/anyOf/21/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err421];
+}
+else {
+vErrors.push(err421);
+}
+errors++;
+}
+}
+var _valid0 = _errs469 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs494 = errors;
+if(errors === _errs494){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing45;
+if(((((data.type === undefined) && (missing45 = "type")) || ((data.channel === undefined) && (missing45 = "channel"))) || ((data.data === undefined) && (missing45 = "data"))) || ((data.event_type === undefined) && (missing45 = "event_type"))){
+const err422 = {instancePath,schemaPath:"#/anyOf/22/required",keyword:"required",params:{missingProperty: missing45},message:"must have required property '"+missing45+"'"};
+if(vErrors === null){
+vErrors = [err422];
+}
+else {
+vErrors.push(err422);
+}
+errors++;
+}
+else {
+const _errs496 = errors;
+for(const key35 in data){
+if(!(((((key35 === "type") || (key35 === "channel")) || (key35 === "event_type")) || (key35 === "data")) || (key35 === "cursor"))){
+const err423 = {instancePath,schemaPath:"#/anyOf/22/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err423];
+}
+else {
+vErrors.push(err423);
+}
+errors++;
+break;
+}
+}
+if(_errs496 === errors){
+if(data.type !== undefined){
+const _errs497 = errors;
+if("event" !== data.type){
+const err424 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/22/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err424];
+}
+else {
+vErrors.push(err424);
+}
+errors++;
+}
+var valid51 = _errs497 === errors;
+}
+else {
+var valid51 = true;
+}
+if(valid51){
+if(data.channel !== undefined){
+const _errs498 = errors;
+if(typeof data.channel !== "string"){
+const err425 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/22/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err425];
+}
+else {
+vErrors.push(err425);
+}
+errors++;
+}
+var valid51 = _errs498 === errors;
+}
+else {
+var valid51 = true;
+}
+if(valid51){
+if(data.event_type !== undefined){
+const _errs500 = errors;
+if("widget:update" !== data.event_type){
+const err426 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/22/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err426];
+}
+else {
+vErrors.push(err426);
+}
+errors++;
+}
+var valid51 = _errs500 === errors;
+}
+else {
+var valid51 = true;
+}
+if(valid51){
+if(data.data !== undefined){
+let data227 = data.data;
+const _errs501 = errors;
+if(errors === _errs501){
+if(data227 && typeof data227 == "object" && !Array.isArray(data227)){
+let missing46;
+if(((((((((data227.id === undefined) && (missing46 = "id")) || ((data227.account_id === undefined) && (missing46 = "account_id"))) || ((data227.name === undefined) && (missing46 = "name"))) || ((data227.type === undefined) && (missing46 = "type"))) || ((data227.settings === undefined) && (missing46 = "settings"))) || ((data227.version === undefined) && (missing46 = "version"))) || ((data227.created_at === undefined) && (missing46 = "created_at"))) || ((data227.updated_at === undefined) && (missing46 = "updated_at"))){
+const err427 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/required",keyword:"required",params:{missingProperty: missing46},message:"must have required property '"+missing46+"'"};
+if(vErrors === null){
+vErrors = [err427];
+}
+else {
+vErrors.push(err427);
+}
+errors++;
+}
+else {
+const _errs503 = errors;
+for(const key36 in data227){
+if(!((((((((key36 === "id") || (key36 === "account_id")) || (key36 === "name")) || (key36 === "type")) || (key36 === "settings")) || (key36 === "version")) || (key36 === "created_at")) || (key36 === "updated_at"))){
+const err428 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err428];
+}
+else {
+vErrors.push(err428);
+}
+errors++;
+break;
+}
+}
+if(_errs503 === errors){
+if(data227.id !== undefined){
+let data228 = data227.id;
+const _errs504 = errors;
+if(errors === _errs504){
+if(errors === _errs504){
+if(typeof data228 === "string"){
+if(!(formats2.test(data228))){
+const err429 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/22/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err429];
+}
+else {
+vErrors.push(err429);
+}
+errors++;
+}
+}
+else {
+const err430 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/22/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err430];
+}
+else {
+vErrors.push(err430);
+}
+errors++;
+}
+}
+}
+var valid52 = _errs504 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data227.account_id !== undefined){
+let data229 = data227.account_id;
+const _errs506 = errors;
+if(errors === _errs506){
+if(errors === _errs506){
+if(typeof data229 === "string"){
+if(!(formats2.test(data229))){
+const err431 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/22/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err431];
+}
+else {
+vErrors.push(err431);
+}
+errors++;
+}
+}
+else {
+const err432 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/22/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err432];
+}
+else {
+vErrors.push(err432);
+}
+errors++;
+}
+}
+}
+var valid52 = _errs506 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data227.name !== undefined){
+const _errs508 = errors;
+if(typeof data227.name !== "string"){
+const err433 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/22/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err433];
+}
+else {
+vErrors.push(err433);
+}
+errors++;
+}
+var valid52 = _errs508 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data227.type !== undefined){
+const _errs510 = errors;
+if(typeof data227.type !== "string"){
+const err434 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/22/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err434];
+}
+else {
+vErrors.push(err434);
+}
+errors++;
+}
+var valid52 = _errs510 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data227.settings !== undefined){
+let data232 = data227.settings;
+const _errs512 = errors;
+if(errors === _errs512){
+if(data232 && typeof data232 == "object" && !Array.isArray(data232)){
+}
+else {
+const err435 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/22/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err435];
+}
+else {
+vErrors.push(err435);
+}
+errors++;
+}
+}
+var valid52 = _errs512 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data227.version !== undefined){
+let data233 = data227.version;
+const _errs515 = errors;
+if(!(((typeof data233 == "number") && (!(data233 % 1) && !isNaN(data233))) && (isFinite(data233)))){
+const err436 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/22/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err436];
+}
+else {
+vErrors.push(err436);
+}
+errors++;
+}
+if(errors === _errs515){
+if((typeof data233 == "number") && (isFinite(data233))){
+if(data233 < 1 || isNaN(data233)){
+const err437 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/22/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err437];
+}
+else {
+vErrors.push(err437);
+}
+errors++;
+}
+}
+}
+var valid52 = _errs515 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data227.created_at !== undefined){
+let data234 = data227.created_at;
+const _errs517 = errors;
+if(errors === _errs517){
+if(errors === _errs517){
+if(typeof data234 === "string"){
+if(!(formats0.validate(data234))){
+const err438 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/22/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err438];
+}
+else {
+vErrors.push(err438);
+}
+errors++;
+}
+}
+else {
+const err439 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/22/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err439];
+}
+else {
+vErrors.push(err439);
+}
+errors++;
+}
+}
+}
+var valid52 = _errs517 === errors;
+}
+else {
+var valid52 = true;
+}
+if(valid52){
+if(data227.updated_at !== undefined){
+let data235 = data227.updated_at;
+const _errs519 = errors;
+if(errors === _errs519){
+if(errors === _errs519){
+if(typeof data235 === "string"){
+if(!(formats0.validate(data235))){
+const err440 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/22/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err440];
+}
+else {
+vErrors.push(err440);
+}
+errors++;
+}
+}
+else {
+const err441 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/22/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err441];
+}
+else {
+vErrors.push(err441);
+}
+errors++;
+}
+}
+}
+var valid52 = _errs519 === errors;
+}
+else {
+var valid52 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err442 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/22/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err442];
+}
+else {
+vErrors.push(err442);
+}
+errors++;
+}
+}
+var valid51 = _errs501 === errors;
+}
+else {
+var valid51 = true;
+}
+if(valid51){
+if(data.cursor !== undefined){
+let data236 = data.cursor;
+const _errs521 = errors;
+if(errors === _errs521){
+if(typeof data236 === "string"){
+if(func2(data236) > 128){
+const err443 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err443];
+}
+else {
+vErrors.push(err443);
+}
+errors++;
+}
+else {
+if(func2(data236) < 1){
+const err444 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err444];
+}
+else {
+vErrors.push(err444);
+}
+errors++;
+}
+}
+}
+else {
+const err445 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/22/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err445];
+}
+else {
+vErrors.push(err445);
+}
+errors++;
+}
+}
+var valid51 = _errs521 === errors;
+}
+else {
+var valid51 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err446 = {instancePath,schemaPath:"#/anyOf/22/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err446];
+}
+else {
+vErrors.push(err446);
+}
+errors++;
+}
+}
+var _valid0 = _errs494 === errors;
 valid0 = valid0 || _valid0;
 }
 }
@@ -14179,17 +16256,16 @@ valid0 = valid0 || _valid0;
 }
 }
 }
-}
 if(!valid0){
-const err380 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err447 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err380];
+vErrors = [err447];
 }
 else {
-vErrors.push(err380);
+vErrors.push(err447);
 }
 errors++;
-validate48.errors = vErrors;
+validate47.errors = vErrors;
 return false;
 }
 else {
@@ -14203,14 +16279,14 @@ vErrors = null;
 }
 }
 }
-validate48.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicPlatformNowPlaying = validate49;
-const schema50 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateMusicPlatformNowPlaying = validate48;
+const schema49 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -14353,7 +16429,7 @@ else {
 vErrors.push(err8);
 }
 errors++;
-validate49.errors = vErrors;
+validate48.errors = vErrors;
 return false;
 }
 else {
@@ -14367,6 +16443,6 @@ vErrors = null;
 }
 }
 }
-validate49.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
