@@ -8,8 +8,6 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import standaloneCode from 'ajv/dist/standalone';
 import { BANNER, FEATURE_RE, PERMISSION_RE, fail } from './common';
-
-const failSpec = fail;
 import { bundleWs } from './ws-parts';
 
 const CHANNEL_GATE_KINDS = [
@@ -167,19 +165,19 @@ function checkRelay(where: string, family: WsFamily, relay: unknown, doc: WsDoc,
  * specific message first and an open one (data of any shape) last.
  */
 function kindsOf(where: string, family: WsFamily, r: WsRelay, doc: WsDoc, report = true): Array<{ kind: string; message: string }> {
-  const fail = report ? failSpec : () => undefined;
+  const problem = report ? fail : () => undefined;
   const member = r.discriminant;
   if (typeof member !== 'string' || !/^[a-z_]+$/.test(member)) {
-    fail(`${where}: relay discriminant must be the name of an envelope member`);
+    problem(`${where}: relay discriminant must be the name of an envelope member`);
     return [];
   }
-  if (r.form !== 'legacy') fail(`${where}: relay discriminant applies to legacy relays (a lifted relay's frames differ by event_type)`);
+  if (r.form !== 'legacy') problem(`${where}: relay discriminant applies to legacy relays (a lifted relay's frames differ by event_type)`);
   const kinds: Array<{ kind: string; message: string }> = [];
   for (const name of family.messages) {
     const payload = doc.components.messages[name]?.payload;
     const value = (payload?.properties as Record<string, JsonSchema> | undefined)?.[member]?.const;
-    if (typeof value !== 'string' || !((payload?.required as string[] | undefined) ?? []).includes(member)) fail(`${where}: message ${name} must declare ${member} as a required const (the relay's discriminant)`);
-    else if (kinds.some((k) => k.kind === value)) fail(`${where}: message ${name} repeats ${member} ${value}; every message of the family needs its own`);
+    if (typeof value !== 'string' || !((payload?.required as string[] | undefined) ?? []).includes(member)) problem(`${where}: message ${name} must declare ${member} as a required const (the relay's discriminant)`);
+    else if (kinds.some((k) => k.kind === value)) problem(`${where}: message ${name} repeats ${member} ${value}; every message of the family needs its own`);
     else kinds.push({ kind: value, message: name });
   }
   return kinds;

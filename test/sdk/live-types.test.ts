@@ -134,18 +134,15 @@ export function streamEvent(message: ChannelMessage<'events:{account_id}'>): str
   }
 }
 
+// One message each: every frame is the settings update, its event_type says so.
 export function overlay(message: ChannelMessage<'overlay:{key}'>): number {
-  switch (message.event_type) {
-    case 'overlay:update':
-      return message.data.version + Object.keys(message.data.settings).length;
-    default:
-      return never(message);
-  }
+  const eventType: 'overlay:update' = message.event_type;
+  return eventType.length + message.data.version + Object.keys(message.data.settings).length;
 }
 
 export function widget(message: ChannelMessage<'widget:{widget_instance_id}'>): string {
-  if (message.event_type === 'widget:update') return message.data.type;
-  return never(message);
+  const eventType: 'widget:update' = message.event_type;
+  return eventType + message.data.type;
 }
 
 export function notification(message: ChannelMessage<'notifications:{user_id}'>): string {
