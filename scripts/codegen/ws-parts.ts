@@ -12,7 +12,9 @@
  *
  * A part is JSON with `channels`, `operations` and `components` only (root adds the document's
  * header keys). Every part names channels and components as the bundled document does
- * (`#/channels/<id>`, `#/components/<kind>/<name>`).
+ * (`#/channels/<id>`, `#/components/<kind>/<name>`). A REST resource a frame carries is named by its OpenAPI
+ * schema in the published OpenAPI document (`../../published/openapi.json#/components/schemas/<Name>`,
+ * or a declared derivation of it), which ws-resources.ts copies into the bundle.
  *
  * The bundle is deterministic: root's keys as written; channels and operations root's first, then
  * each module's part in name order (code-unit), as written inside it, because the channel matcher
