@@ -339,7 +339,7 @@ describe('npm run codegen:check', () => {
     // A hand-written copy of the Overlay (what overlays.json held before it referenced the resource),
     // and a copy of the Widget that drifted (one field short).
     const overlay = publicOpenapiDocument.components.schemas.Overlay as { properties: Record<string, unknown>; required: string[] };
-    const { type: _type, ...widgetFields } = (publicOpenapiDocument.components.schemas.Widget as { properties: Record<string, unknown> }).properties;
+    const { version: _version, ...widgetFields } = (publicOpenapiDocument.components.schemas.Widget as { properties: Record<string, unknown> }).properties;
     edit(dir, 'spec/ws-protocol/modules/overlays.json', (s) =>
       asyncapi(s, (doc) => {
         doc.components.schemas = { OverlayCopy: { type: 'object', required: overlay.required, properties: overlay.properties } };
@@ -368,7 +368,7 @@ describe('npm run codegen:check', () => {
       'spec/ws-protocol/modules/overlays.json: components.schemas.OverlayCopy: a copy of OpenAPI Overlay (spec/openapi/modules/overlays.yaml); replace it with { "$ref": "../../published/openapi.json#/components/schemas/Overlay" }',
     );
     expect(result.output).toContain(
-      'spec/ws-protocol/modules/overlays.json: components.messages.widgetSettingsUpdate.payload.properties.data: a copy of OpenAPI Widget (spec/openapi/modules/overlays.yaml) that drifted from it (lacks type)',
+      'spec/ws-protocol/modules/overlays.json: components.messages.widgetSettingsUpdate.payload.properties.data: a copy of OpenAPI Widget (spec/openapi/modules/overlays.yaml) that drifted from it (lacks version)',
     );
     expect(result.output).toContain('spec/ws-protocol/modules/ideas.json: components.schemas.Idea.x-derived-from.omit.priority: OpenAPI Idea (spec/openapi/modules/ideas/board.yaml) has no field priority; remove it from omit');
     expect(result.output).toContain('spec/ws-protocol/modules/ideas.json: components.schemas.Idea.x-derived-from.override.my_vote: needs a reason (at least 12 characters)');
