@@ -7,7 +7,7 @@ export const wsDocument = {
   "info": {
     "title": "Creator backend WebSocket protocol",
     "version": "0.2.0",
-    "description": "Channel-subscription protocol at GET /v1/ws (upgraded). All fields in both directions are snake_case JSON text frames with a `type` discriminator. Payload schemas are JSON Schema; codegen compiles one standalone validator per message. Every channel family is an AsyncAPI channel whose address is the channel name pattern (`events:{account_id}`); its extensions hold the gate (`x-gate`), the feature flag (`x-feature`), the client broadcast permission (`x-broadcast-permission`) and `x-relay`, its row of the relay table (Part 2, \"Events\"): `bus` is the internal bus channel, with the channel pattern's placeholders, that feeds it (only relayed families are subscribed on the bus); `envelope` is the server message that wraps each bus message; `form` is `legacy` (the envelope's `data` is exactly the publisher's JSON) or `lifted` (an `event` with the socket channel, `event_type` lifted from the payload's `event_type`, else its `type`, else `event_type_default`, omitted when that is null, and the payload's `data` member); `resume` is where a `since` is replayed from (`stored`: the events table; `buffer`: the per-channel buffer; see Resume). A bus message that is not JSON is dropped. The events channel carries `feature:events`: Part 2 says both that it does and that it does not; every other account-facing events operation requires the flag, so the channel does too. Every 5 s heartbeat tick also checks the credential's expiry (a JWT's `exp`, a token's `expires_at`): a session whose credential has expired gets an `error` with code TOKEN_EXPIRED and is closed with code 4001; silence closes with 4000. A revoked backing credential (its session revoked, refresh replay, popout token or API key revoked) gets an `error` with code TOKEN_REVOKED and is closed with code 4002, on every node (through the bus, with a 30 s re-check behind it). An outbound queue past its message or byte cap closes with 1013. A text frame (message) over `max_frame_bytes` (64 KiB) is rejected with an `error` with code MESSAGE_TOO_LARGE and the session stays open; one over `max_buffered_frame_bytes`, which the server does not read in, gets the same `error` and is then closed with code 1009 (Message Too Big). An upgrade over the caller's rate budget, or past the concurrent-socket cap per anonymous address or per credential, is refused before the switch with HTTP 429 and `{ error: RATE_LIMIT_EXCEEDED, message }`. Resume: every `event` frame relayed from the bus (and every legacy-family frame: `music_platform:now-playing`, `chat:message`, `automation`) carries `cursor`, increasing per channel; control frames (welcome, subscribed, unsubscribed, pong, error) and snapshot frames (`bootstrap`, presence join and leave) carry none. `subscribe` takes an optional `since` (a cursor of that channel): the server answers `subscribed`, then replays in order every frame of the channel after `since`, then goes on live with no duplicate and no gap. events:{account_id} replays from the stored events (frames that are never stored, such as test and bot events, `channel:online` and client broadcasts, are live only), at most `resume_max_frames` and no older than `resume_events_window_ms`; the other relayed families replay from a per-channel buffer of the last `resume_buffer_frames` frames kept `resume_buffer_ttl_ms` after the last one (Redis Streams when Redis is configured, shared by every node; process memory otherwise). A `since` that cannot be replayed (older than the buffer or the window, more than `resume_max_frames` behind, from another server process in memory mode, or malformed) is answered after `subscribed` with an `error` with code RESUME_GAP and the channel; the subscription stays live from then on and the client reloads its state over REST. `since` on a channel without cursors (presence) is ignored: its `bootstrap` is the state. While Redis is unreachable, frames of the buffered families are delivered on the publishing node without a cursor. No silent gap across such an outage: a node that cannot hear the bus (its heartbeat overdue, its subscriber connection lost) holds its events:{account_id} frames and reads the stored events after the last one it delivered, every second until the bus is live again, delivering each stored event once and in stored order (never-stored frames follow); a catch-up past `resume_max_frames` or the window is told with an `error` RESUME_GAP and the channel. Subscribers of a buffered family, whose buffer could not record the outage, get an `error` RESUME_GAP with the channel (`Frames of <channel> may have been missed while the bus was unreachable; reload its state`) when the bus is live again."
+    "description": "Channel-subscription protocol at GET /v1/ws (upgraded). All fields in both directions are snake_case JSON text frames with a `type` discriminator. Payload schemas are JSON Schema; codegen compiles one standalone validator per message. Every channel family is an AsyncAPI channel whose address is the channel name pattern (`events:{account_id}`); its extensions hold the gate (`x-gate`), the feature flag (`x-feature`), the client broadcast permission (`x-broadcast-permission`) and `x-relay`, its row of the relay table (Part 2, \"Events\"): `bus` is the internal bus channel, with the channel pattern's placeholders, that feeds it (only relayed families are subscribed on the bus); `envelope` is the server message that wraps each bus message; `form` is `legacy` (the envelope's `data` is exactly the publisher's JSON) or `lifted` (an `event` with the socket channel, `event_type` lifted from the payload's `event_type`, else its `type`, else `event_type_default`, omitted when that is null, and the payload's `data` member); `resume` is where a `since` is replayed from (`stored`: the events table; `buffer`: the per-channel buffer; see Resume). `discriminant` (a legacy family whose frames come in several messages) names the envelope member the relay sets on every frame, to the value of the first of the channel's messages whose schema the frame validates against: on events:{account_id}, `kind` is `event` (data is an Event, stored, test or bot), `notice` (a notice of the service, `channel:online` / `channel:offline`) or `broadcast` (a client broadcast, data exactly as the client sent it). A bus message that is not JSON is dropped. The events channel carries `feature:events`: Part 2 says both that it does and that it does not; every other account-facing events operation requires the flag, so the channel does too. Every 5 s heartbeat tick also checks the credential's expiry (a JWT's `exp`, a token's `expires_at`): a session whose credential has expired gets an `error` with code TOKEN_EXPIRED and is closed with code 4001; silence closes with 4000. A revoked backing credential (its session revoked, refresh replay, popout token or API key revoked) gets an `error` with code TOKEN_REVOKED and is closed with code 4002, on every node (through the bus, with a 30 s re-check behind it). An outbound queue past its message or byte cap closes with 1013. A text frame (message) over `max_frame_bytes` (64 KiB) is rejected with an `error` with code MESSAGE_TOO_LARGE and the session stays open; one over `max_buffered_frame_bytes`, which the server does not read in, gets the same `error` and is then closed with code 1009 (Message Too Big). An upgrade over the caller's rate budget, or past the concurrent-socket cap per anonymous address or per credential, is refused before the switch with HTTP 429 and `{ error: RATE_LIMIT_EXCEEDED, message }`. Resume: every `event` frame relayed from the bus (and every legacy-family frame: `music_platform:now-playing`, `chat:message`, `automation`) carries `cursor`, increasing per channel; control frames (welcome, subscribed, unsubscribed, pong, error) and snapshot frames (`bootstrap`, presence join and leave) carry none. `subscribe` takes an optional `since` (a cursor of that channel): the server answers `subscribed`, then replays in order every frame of the channel after `since`, then goes on live with no duplicate and no gap. events:{account_id} replays from the stored events (frames that are never stored, such as test and bot events, `channel:online` and client broadcasts, are live only), at most `resume_max_frames` and no older than `resume_events_window_ms`; the other relayed families replay from a per-channel buffer of the last `resume_buffer_frames` frames kept `resume_buffer_ttl_ms` after the last one (Redis Streams when Redis is configured, shared by every node; process memory otherwise). A `since` that cannot be replayed (older than the buffer or the window, more than `resume_max_frames` behind, from another server process in memory mode, or malformed) is answered after `subscribed` with an `error` with code RESUME_GAP and the channel; the subscription stays live from then on and the client reloads its state over REST. `since` on a channel without cursors (presence) is ignored: its `bootstrap` is the state. While Redis is unreachable, frames of the buffered families are delivered on the publishing node without a cursor. No silent gap across such an outage: a node that cannot hear the bus (its heartbeat overdue, its subscriber connection lost) holds its events:{account_id} frames and reads the stored events after the last one it delivered, every second until the bus is live again, delivering each stored event once and in stored order (never-stored frames follow); a catch-up past `resume_max_frames` or the window is told with an `error` RESUME_GAP and the channel. Subscribers of a buffered family, whose buffer could not record the outage, get an `error` RESUME_GAP with the channel (`Frames of <channel> may have been missed while the bus was unreachable; reload its state`) when the bus is live again."
   },
   "defaultContentType": "application/json",
   "channels": {
@@ -128,7 +128,7 @@ export const wsDocument = {
     "events": {
       "address": "events:{account_id}",
       "title": "Stream events",
-      "description": "The account's stream events as they are stored or sent (test, bot, channel online and offline notices, client broadcasts). Resumable from the stored events.",
+      "description": "The account's stream events as they are stored or sent (test, bot), channel online and offline notices, and client broadcasts; every frame says which by its required `kind` (event, notice, broadcast). Resumable from the stored events.",
       "parameters": {
         "account_id": {
           "description": "The account id (UUID)."
@@ -140,6 +140,9 @@ export const wsDocument = {
         },
         "eventsNotice": {
           "$ref": "#/components/messages/eventsNotice"
+        },
+        "eventsBroadcast": {
+          "$ref": "#/components/messages/eventsBroadcast"
         }
       },
       "x-gate": {
@@ -152,7 +155,8 @@ export const wsDocument = {
         "bus": "events:{account_id}",
         "envelope": "event",
         "form": "legacy",
-        "resume": "stored"
+        "resume": "stored",
+        "discriminant": "kind"
       }
     },
     "extStorage": {
@@ -407,9 +411,6 @@ export const wsDocument = {
         }
       },
       "messages": {
-        "overlayUpdate": {
-          "$ref": "#/components/messages/overlayUpdate"
-        },
         "overlaySettingsUpdate": {
           "$ref": "#/components/messages/overlaySettingsUpdate"
         }
@@ -436,9 +437,6 @@ export const wsDocument = {
         }
       },
       "messages": {
-        "widgetUpdate": {
-          "$ref": "#/components/messages/widgetUpdate"
-        },
         "widgetSettingsUpdate": {
           "$ref": "#/components/messages/widgetSettingsUpdate"
         }
@@ -643,6 +641,9 @@ export const wsDocument = {
         },
         {
           "$ref": "#/channels/events/messages/eventsNotice"
+        },
+        {
+          "$ref": "#/channels/events/messages/eventsBroadcast"
         }
       ]
     },
@@ -774,9 +775,6 @@ export const wsDocument = {
       },
       "messages": [
         {
-          "$ref": "#/channels/overlay/messages/overlayUpdate"
-        },
-        {
           "$ref": "#/channels/overlay/messages/overlaySettingsUpdate"
         }
       ]
@@ -789,9 +787,6 @@ export const wsDocument = {
         "$ref": "#/channels/widget"
       },
       "messages": [
-        {
-          "$ref": "#/channels/widget/messages/widgetUpdate"
-        },
         {
           "$ref": "#/channels/widget/messages/widgetSettingsUpdate"
         }
@@ -1068,17 +1063,18 @@ export const wsDocument = {
           }
         }
       },
-      "eventsNotice": {
+      "eventsBroadcast": {
         "name": "event",
-        "title": "Events channel notice",
-        "summary": "A transient notice on the events channel or a client broadcast (events:create): data is the publisher's JSON. channel:online / channel:offline (a platform reported a stream start or end; never stored, live only) carry { type, account_id, platform, platform_channel_id, event_id (the stored stream_online / stream_offline event), raw, at }; others: copyright:*, obs:*, test and bot events.",
+        "title": "Events channel client broadcast",
+        "summary": "A client broadcast on the events channel (a caller with events:create sent `broadcast`; never stored, live only): data is exactly the client's JSON, e.g. copyright:* and obs:* messages of a streaming tool.",
         "x-direction": "server",
         "payload": {
           "type": "object",
           "additionalProperties": false,
           "required": [
             "type",
-            "data"
+            "data",
+            "kind"
           ],
           "properties": {
             "type": {
@@ -1090,6 +1086,77 @@ export const wsDocument = {
               "minLength": 1,
               "maxLength": 128,
               "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            },
+            "kind": {
+              "const": "broadcast",
+              "description": "Always `broadcast` on a client broadcast (see streamEvent)."
+            }
+          }
+        }
+      },
+      "eventsNotice": {
+        "name": "event",
+        "title": "Events channel notice",
+        "summary": "A transient notice of the service on the events channel (never stored, live only): data is the publisher's JSON. channel:online / channel:offline (a platform reported a stream start or end) carry { type, account_id, platform, platform_channel_id, event_id (the stored stream_online / stream_offline event), raw, at }.",
+        "x-direction": "server",
+        "payload": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": [
+            "type",
+            "data",
+            "kind"
+          ],
+          "properties": {
+            "type": {
+              "const": "event"
+            },
+            "data": {
+              "type": "object",
+              "required": [
+                "type"
+              ],
+              "description": "The notice as the service published it; its type names it. channel:online / channel:offline: a platform reported a stream start or end.",
+              "properties": {
+                "type": {
+                  "enum": [
+                    "channel:online",
+                    "channel:offline"
+                  ]
+                },
+                "account_id": {
+                  "type": "string"
+                },
+                "platform": {
+                  "type": "string"
+                },
+                "platform_channel_id": {
+                  "type": [
+                    "string",
+                    "null"
+                  ]
+                },
+                "event_id": {
+                  "type": "string",
+                  "description": "The stored stream_online / stream_offline event."
+                },
+                "raw": {
+                  "type": "object"
+                },
+                "at": {
+                  "type": "string"
+                }
+              }
+            },
+            "cursor": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 128,
+              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            },
+            "kind": {
+              "const": "notice",
+              "description": "Always `notice` on a notice of the service (see streamEvent)."
             }
           }
         }
@@ -1549,48 +1616,7 @@ export const wsDocument = {
               ]
             },
             "data": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "id",
-                "type",
-                "data",
-                "status",
-                "created_at",
-                "read_at"
-              ],
-              "properties": {
-                "id": {
-                  "type": "string",
-                  "format": "uuid"
-                },
-                "type": {
-                  "type": "string"
-                },
-                "data": {
-                  "type": "object",
-                  "additionalProperties": true
-                },
-                "status": {
-                  "enum": [
-                    "unread",
-                    "read",
-                    "accepted",
-                    "declined"
-                  ]
-                },
-                "created_at": {
-                  "type": "string",
-                  "format": "date-time"
-                },
-                "read_at": {
-                  "type": [
-                    "string",
-                    "null"
-                  ],
-                  "format": "date-time"
-                }
-              }
+              "$ref": "#/components/schemas/Notification"
             },
             "cursor": {
               "type": "string",
@@ -1612,7 +1638,8 @@ export const wsDocument = {
           "required": [
             "type",
             "channel",
-            "data"
+            "data",
+            "event_type"
           ],
           "properties": {
             "type": {
@@ -1625,41 +1652,8 @@ export const wsDocument = {
               "const": "overlay:update"
             },
             "data": {
-              "$ref": "#/components/schemas/OverlayUpdateData"
+              "$ref": "#/components/schemas/Overlay"
             },
-            "cursor": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
-            }
-          }
-        }
-      },
-      "overlayUpdate": {
-        "name": "event",
-        "title": "Overlay update",
-        "summary": "An update for an overlay browser source.",
-        "x-direction": "server",
-        "payload": {
-          "type": "object",
-          "additionalProperties": false,
-          "required": [
-            "type",
-            "channel",
-            "data"
-          ],
-          "properties": {
-            "type": {
-              "const": "event"
-            },
-            "channel": {
-              "type": "string"
-            },
-            "event_type": {
-              "type": "string"
-            },
-            "data": {},
             "cursor": {
               "type": "string",
               "minLength": 1,
@@ -1954,20 +1948,25 @@ export const wsDocument = {
           "additionalProperties": false,
           "required": [
             "type",
-            "data"
+            "data",
+            "kind"
           ],
           "properties": {
             "type": {
               "const": "event"
             },
             "data": {
-              "$ref": "#/components/schemas/EventRow"
+              "$ref": "#/components/schemas/Event"
             },
             "cursor": {
               "type": "string",
               "minLength": 1,
               "maxLength": 128,
               "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
+            },
+            "kind": {
+              "const": "event",
+              "description": "What the frame carries, set by the server on every frame of the channel: `event` (an event of the account, stored or test or bot: data is the Event), `notice` (a notice of the service), `broadcast` (a client broadcast)."
             }
           }
         }
@@ -2108,7 +2107,8 @@ export const wsDocument = {
           "required": [
             "type",
             "channel",
-            "data"
+            "data",
+            "event_type"
           ],
           "properties": {
             "type": {
@@ -2121,41 +2121,8 @@ export const wsDocument = {
               "const": "widget:update"
             },
             "data": {
-              "$ref": "#/components/schemas/WidgetUpdateData"
+              "$ref": "#/components/schemas/Widget"
             },
-            "cursor": {
-              "type": "string",
-              "minLength": 1,
-              "maxLength": 128,
-              "description": "Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."
-            }
-          }
-        }
-      },
-      "widgetUpdate": {
-        "name": "event",
-        "title": "Widget update",
-        "summary": "An update for a widget instance.",
-        "x-direction": "server",
-        "payload": {
-          "type": "object",
-          "additionalProperties": false,
-          "required": [
-            "type",
-            "channel",
-            "data"
-          ],
-          "properties": {
-            "type": {
-              "const": "event"
-            },
-            "channel": {
-              "type": "string"
-            },
-            "event_type": {
-              "type": "string"
-            },
-            "data": {},
             "cursor": {
               "type": "string",
               "minLength": 1,
@@ -2403,17 +2370,19 @@ export const wsDocument = {
           "RESUME_GAP"
         ]
       },
-      "EventRow": {
+      "Event": {
         "type": "object",
-        "title": "Event row",
+        "additionalProperties": false,
         "required": [
           "id",
           "account_id",
           "type",
           "platform",
+          "external_id",
           "raw",
           "created_at"
         ],
+        "description": "A stream event (Part 2, \"Event row\"); GraphQL calls `type` `eventType`.",
         "properties": {
           "id": {
             "type": "string",
@@ -2425,8 +2394,7 @@ export const wsDocument = {
           },
           "type": {
             "type": "string",
-            "maxLength": 100,
-            "description": "platform:action, e.g. platform_a:follower."
+            "description": "`platform:action`, up to 100 characters."
           },
           "platform": {
             "type": "string"
@@ -2438,7 +2406,8 @@ export const wsDocument = {
             ]
           },
           "raw": {
-            "type": "object"
+            "type": "object",
+            "additionalProperties": true
           },
           "created_at": {
             "type": "string",
@@ -2449,17 +2418,7 @@ export const wsDocument = {
       "ExtensionUpdatedData": {
         "type": "object",
         "additionalProperties": false,
-        "description": "The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).",
-        "required": [
-          "install_id",
-          "extension_id",
-          "version_id",
-          "version",
-          "status",
-          "sha256",
-          "url",
-          "dev_mode"
-        ],
+        "description": "The bundle an install runs after a new version of its extension was approved: the REST ExtensionInstallBundle of that version, never a dev-mode pick.",
         "properties": {
           "install_id": {
             "type": "string",
@@ -2484,19 +2443,35 @@ export const wsDocument = {
             "pattern": "^[0-9a-f]{64}$"
           },
           "url": {
-            "type": "string"
+            "type": "string",
+            "description": "Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`."
           },
           "dev_mode": {
             "const": false
           }
+        },
+        "required": [
+          "install_id",
+          "extension_id",
+          "version_id",
+          "version",
+          "status",
+          "sha256",
+          "url",
+          "dev_mode"
+        ],
+        "x-derived-from": {
+          "resource": "openapi.json#/components/schemas/ExtensionInstallBundle",
+          "override": [
+            "status",
+            "sha256",
+            "dev_mode"
+          ]
         }
       },
       "Idea": {
         "type": "object",
-        "title": "Idea",
-        "required": [
-          "id"
-        ],
+        "additionalProperties": false,
         "properties": {
           "id": {
             "type": "string",
@@ -2505,21 +2480,140 @@ export const wsDocument = {
           "title": {
             "type": "string"
           },
-          "status": {
+          "description": {
             "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "description": "A status slug: open, in_progress, done, declined or another."
+          },
+          "category_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid"
+          },
+          "category": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "additionalProperties": false,
+            "required": [
+              "id",
+              "name"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "name": {
+                "type": "string"
+              }
+            }
+          },
+          "tags": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/IdeaTag"
+            }
+          },
+          "author_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid",
+            "description": "Null once the author's user is deleted."
+          },
+          "author": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "additionalProperties": false,
+            "description": "Null once the user is deleted (and on a deleted comment).",
+            "required": [
+              "id",
+              "display_name",
+              "avatar_url"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "display_name": {
+                "type": "string"
+              },
+              "avatar_url": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "vote_count_up": {
+            "type": "integer"
+          },
+          "vote_count_down": {
+            "type": "integer"
+          },
+          "vote_score": {
+            "type": "integer",
+            "description": "vote_count_up minus vote_count_down (the most_voted order)."
+          },
+          "comment_count": {
+            "type": "integer",
+            "description": "Comments not deleted."
           },
           "my_vote": {
             "type": "null"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
           }
+        },
+        "description": "The idea as REST answers it, less its timeline, with my_vote null.",
+        "required": [
+          "id",
+          "title",
+          "description",
+          "status",
+          "category_id",
+          "category",
+          "tags",
+          "author_id",
+          "author",
+          "vote_count_up",
+          "vote_count_down",
+          "vote_score",
+          "comment_count",
+          "my_vote",
+          "created_at",
+          "updated_at"
+        ],
+        "x-derived-from": {
+          "resource": "openapi.json#/components/schemas/Idea",
+          "omit": [
+            "timeline"
+          ],
+          "override": [
+            "my_vote"
+          ]
         }
       },
       "IdeaComment": {
         "type": "object",
-        "title": "Idea comment",
-        "required": [
-          "id",
-          "idea_id"
-        ],
+        "additionalProperties": false,
         "properties": {
           "id": {
             "type": "string",
@@ -2529,12 +2623,177 @@ export const wsDocument = {
             "type": "string",
             "format": "uuid"
           },
+          "parent_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid"
+          },
+          "author_id": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "uuid"
+          },
+          "author": {
+            "type": [
+              "object",
+              "null"
+            ],
+            "additionalProperties": false,
+            "description": "Null once the user is deleted (and on a deleted comment).",
+            "required": [
+              "id",
+              "display_name",
+              "avatar_url"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "display_name": {
+                "type": "string"
+              },
+              "avatar_url": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              }
+            }
+          },
+          "body": {
+            "type": "string",
+            "description": "Sanitized HTML; mentions are span.mention[data-mention-id]. Empty when deleted."
+          },
+          "mentions": {
+            "type": "array",
+            "description": "The user ids mentioned in the body.",
+            "items": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          "vote_count_up": {
+            "type": "integer"
+          },
+          "vote_count_down": {
+            "type": "integer"
+          },
           "my_vote": {
             "type": "null"
+          },
+          "is_deleted": {
+            "type": "boolean",
+            "description": "A deleted comment kept as a tombstone because it has replies."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        },
+        "description": "The comment as REST answers it, less its replies, with my_vote null.",
+        "required": [
+          "id",
+          "idea_id",
+          "parent_id",
+          "author_id",
+          "author",
+          "body",
+          "mentions",
+          "vote_count_up",
+          "vote_count_down",
+          "my_vote",
+          "is_deleted",
+          "created_at",
+          "updated_at"
+        ],
+        "x-derived-from": {
+          "resource": "openapi.json#/components/schemas/IdeaComment",
+          "omit": [
+            "replies"
+          ],
+          "override": [
+            "my_vote"
+          ]
+        }
+      },
+      "IdeaTag": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       },
-      "OverlayUpdateData": {
+      "Notification": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "type",
+          "data",
+          "status",
+          "created_at",
+          "read_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "description": "For example `invite` (data: accountId, accountName, inviteId, role, invitedBy); `member_joined` (to the account owner and the inviter; data: accountId, accountName, userId, displayName, role); `member_removed` (to the removed user; data: accountId, accountName, removedBy)."
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "unread",
+              "read",
+              "accepted",
+              "declined"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "read_at": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          }
+        }
+      },
+      "Overlay": {
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -2560,11 +2819,13 @@ export const wsDocument = {
           },
           "settings": {
             "type": "object",
-            "additionalProperties": true
+            "additionalProperties": true,
+            "description": "Opaque JSON object, as last written."
           },
           "version": {
             "type": "integer",
-            "minimum": 1
+            "minimum": 1,
+            "description": "Starts at 1, one higher with every update (send it back with the next update)."
           },
           "created_at": {
             "type": "string",
@@ -2574,8 +2835,7 @@ export const wsDocument = {
             "type": "string",
             "format": "date-time"
           }
-        },
-        "description": "Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."
+        }
       },
       "PresenceMember": {
         "type": "object",
@@ -2685,24 +2945,27 @@ export const wsDocument = {
       },
       "SoundTarget": {
         "type": "object",
-        "title": "Sound target",
+        "additionalProperties": false,
         "required": [
           "type",
           "id"
         ],
+        "description": "One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).",
         "properties": {
           "type": {
+            "type": "string",
             "enum": [
-              "overlay",
-              "widget"
+              "widget",
+              "overlay"
             ]
           },
           "id": {
-            "type": "string"
+            "type": "string",
+            "format": "uuid"
           }
         }
       },
-      "WidgetUpdateData": {
+      "Widget": {
         "type": "object",
         "additionalProperties": false,
         "required": [
@@ -2732,11 +2995,13 @@ export const wsDocument = {
           },
           "settings": {
             "type": "object",
-            "additionalProperties": true
+            "additionalProperties": true,
+            "description": "Opaque JSON object, as last written."
           },
           "version": {
             "type": "integer",
-            "minimum": 1
+            "minimum": 1,
+            "description": "Starts at 1, one higher with every update (send it back with the next update)."
           },
           "created_at": {
             "type": "string",
@@ -2746,8 +3011,7 @@ export const wsDocument = {
             "type": "string",
             "format": "date-time"
           }
-        },
-        "description": "Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."
+        }
       }
     }
   },

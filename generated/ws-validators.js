@@ -1204,9 +1204,11 @@ exports.validateCommentChange = (function () {
 const exports = {};
 
 exports.validateCommentChange = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"parent_id":{"type":["string","null"],"format":"uuid"},"author_id":{"type":["string","null"],"format":"uuid"},"author":{"type":["object","null"],"additionalProperties":false,"description":"Null once the user is deleted (and on a deleted comment).","required":["id","display_name","avatar_url"],"properties":{"id":{"type":"string","format":"uuid"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}},"body":{"type":"string","description":"Sanitized HTML; mentions are span.mention[data-mention-id]. Empty when deleted."},"mentions":{"type":"array","description":"The user ids mentioned in the body.","items":{"type":"string","format":"uuid"}},"vote_count_up":{"type":"integer"},"vote_count_down":{"type":"integer"},"my_vote":{"type":"null"},"is_deleted":{"type":"boolean","description":"A deleted comment kept as a tombstone because it has replies."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"The comment as REST answers it, less its replies, with my_vote null.","required":["id","idea_id","parent_id","author_id","author","body","mentions","vote_count_up","vote_count_down","my_vote","is_deleted","created_at","updated_at"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const func2 = Object.prototype.hasOwnProperty;
+const func3 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const func2 = require("ajv/dist/runtime/ucs2length").default;
+const formats12 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1271,16 +1273,25 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((data3.id === undefined) && (missing1 = "id")) || ((data3.idea_id === undefined) && (missing1 = "idea_id"))){
+if((((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.idea_id === undefined) && (missing1 = "idea_id"))) || ((data3.parent_id === undefined) && (missing1 = "parent_id"))) || ((data3.author_id === undefined) && (missing1 = "author_id"))) || ((data3.author === undefined) && (missing1 = "author"))) || ((data3.body === undefined) && (missing1 = "body"))) || ((data3.mentions === undefined) && (missing1 = "mentions"))) || ((data3.vote_count_up === undefined) && (missing1 = "vote_count_up"))) || ((data3.vote_count_down === undefined) && (missing1 = "vote_count_down"))) || ((data3.my_vote === undefined) && (missing1 = "my_vote"))) || ((data3.is_deleted === undefined) && (missing1 = "is_deleted"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
 validate10.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(func2.call(schema11.properties.data.properties, key1))){
+validate10.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
 if(data3.id !== undefined){
 let data4 = data3.id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
 validate10.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -1293,7 +1304,7 @@ return false;
 }
 }
 }
-var valid1 = _errs8 === errors;
+var valid1 = _errs9 === errors;
 }
 else {
 var valid1 = true;
@@ -1301,9 +1312,9 @@ var valid1 = true;
 if(valid1){
 if(data3.idea_id !== undefined){
 let data5 = data3.idea_id;
-const _errs10 = errors;
-if(errors === _errs10){
-if(errors === _errs10){
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!(formats0.test(data5))){
 validate10.errors = [{instancePath:instancePath+"/data/idea_id",schemaPath:"#/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -1316,22 +1327,299 @@ return false;
 }
 }
 }
-var valid1 = _errs10 === errors;
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.parent_id !== undefined){
+let data6 = data3.parent_id;
+const _errs13 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/parent_id",schemaPath:"#/properties/data/properties/parent_id/type",keyword:"type",params:{type: schema11.properties.data.properties.parent_id.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs13){
+if(errors === _errs13){
+if(typeof data6 === "string"){
+if(!(formats0.test(data6))){
+validate10.errors = [{instancePath:instancePath+"/data/parent_id",schemaPath:"#/properties/data/properties/parent_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.author_id !== undefined){
+let data7 = data3.author_id;
+const _errs15 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/author_id",schemaPath:"#/properties/data/properties/author_id/type",keyword:"type",params:{type: schema11.properties.data.properties.author_id.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs15){
+if(errors === _errs15){
+if(typeof data7 === "string"){
+if(!(formats0.test(data7))){
+validate10.errors = [{instancePath:instancePath+"/data/author_id",schemaPath:"#/properties/data/properties/author_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.author !== undefined){
+let data8 = data3.author;
+const _errs17 = errors;
+if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/type",keyword:"type",params:{type: schema11.properties.data.properties.author.type},message:"must be object,null"}];
+return false;
+}
+if(errors === _errs17){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+let missing2;
+if((((data8.id === undefined) && (missing2 = "id")) || ((data8.display_name === undefined) && (missing2 = "display_name"))) || ((data8.avatar_url === undefined) && (missing2 = "avatar_url"))){
+validate10.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs19 = errors;
+for(const key2 in data8){
+if(!(((key2 === "id") || (key2 === "display_name")) || (key2 === "avatar_url"))){
+validate10.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs19 === errors){
+if(data8.id !== undefined){
+let data9 = data8.id;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats0.test(data9))){
+validate10.errors = [{instancePath:instancePath+"/data/author/id",schemaPath:"#/properties/data/properties/author/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/author/id",schemaPath:"#/properties/data/properties/author/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid2 = _errs20 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data8.display_name !== undefined){
+const _errs22 = errors;
+if(typeof data8.display_name !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/author/display_name",schemaPath:"#/properties/data/properties/author/properties/display_name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid2 = _errs22 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data8.avatar_url !== undefined){
+let data11 = data8.avatar_url;
+const _errs24 = errors;
+if((typeof data11 !== "string") && (data11 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/author/avatar_url",schemaPath:"#/properties/data/properties/author/properties/avatar_url/type",keyword:"type",params:{type: schema11.properties.data.properties.author.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid2 = _errs24 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.body !== undefined){
+const _errs26 = errors;
+if(typeof data3.body !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/body",schemaPath:"#/properties/data/properties/body/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.mentions !== undefined){
+let data13 = data3.mentions;
+const _errs28 = errors;
+if(errors === _errs28){
+if(Array.isArray(data13)){
+var valid3 = true;
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
+const _errs30 = errors;
+if(errors === _errs30){
+if(errors === _errs30){
+if(typeof data14 === "string"){
+if(!(formats0.test(data14))){
+validate10.errors = [{instancePath:instancePath+"/data/mentions/" + i0,schemaPath:"#/properties/data/properties/mentions/items/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/mentions/" + i0,schemaPath:"#/properties/data/properties/mentions/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid3 = _errs30 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/mentions",schemaPath:"#/properties/data/properties/mentions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs28 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_count_up !== undefined){
+let data15 = data3.vote_count_up;
+const _errs32 = errors;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+validate10.errors = [{instancePath:instancePath+"/data/vote_count_up",schemaPath:"#/properties/data/properties/vote_count_up/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs32 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_count_down !== undefined){
+let data16 = data3.vote_count_down;
+const _errs34 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+validate10.errors = [{instancePath:instancePath+"/data/vote_count_down",schemaPath:"#/properties/data/properties/vote_count_down/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs34 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.my_vote !== undefined){
-const _errs12 = errors;
+const _errs36 = errors;
 if(data3.my_vote !== null){
 validate10.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
 return false;
 }
-var valid1 = _errs12 === errors;
+var valid1 = _errs36 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
+if(data3.is_deleted !== undefined){
+const _errs38 = errors;
+if(typeof data3.is_deleted !== "boolean"){
+validate10.errors = [{instancePath:instancePath+"/data/is_deleted",schemaPath:"#/properties/data/properties/is_deleted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid1 = _errs38 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data19 = data3.created_at;
+const _errs40 = errors;
+if(errors === _errs40){
+if(errors === _errs40){
+if(typeof data19 === "string"){
+if(!(formats12.validate(data19))){
+validate10.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs40 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data20 = data3.updated_at;
+const _errs42 = errors;
+if(errors === _errs42){
+if(errors === _errs42){
+if(typeof data20 === "string"){
+if(!(formats12.validate(data20))){
+validate10.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs42 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -1349,16 +1637,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data7 = data.cursor;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data7 === "string"){
-if(func2(data7) > 128){
+let data21 = data.cursor;
+const _errs44 = errors;
+if(errors === _errs44){
+if(typeof data21 === "string"){
+if(func3(data21) > 128){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data7) < 1){
+if(func3(data21) < 1){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1369,7 +1657,7 @@ validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs14 === errors;
+var valid0 = _errs44 === errors;
 }
 else {
 var valid0 = true;
@@ -1665,11 +1953,11 @@ return errors === 0;
 
 return exports.validateError;
 })();
-exports.validateEventsNotice = (function () {
+exports.validateEventsBroadcast = (function () {
 const exports = {};
 
-exports.validateEventsNotice = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateEventsBroadcast = validate10;
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"broadcast","description":"Always `broadcast` on a client broadcast (see streamEvent)."}}};
 const func2 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1678,14 +1966,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))) || ((data.kind === undefined) && (missing0 = "kind"))){
 validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "data")) || (key0 === "cursor")) || (key0 === "kind"))){
 validate10.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -1729,6 +2017,229 @@ var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+const _errs5 = errors;
+if("broadcast" !== data.kind){
+validate10.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "broadcast"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate10.errors = vErrors;
+return errors === 0;
+}
+
+return exports.validateEventsBroadcast;
+})();
+exports.validateEventsNotice = (function () {
+const exports = {};
+
+exports.validateEventsNotice = validate10;
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{"type":"object","required":["type"],"description":"The notice as the service published it; its type names it. channel:online / channel:offline: a platform reported a stream start or end.","properties":{"type":{"enum":["channel:online","channel:offline"]},"account_id":{"type":"string"},"platform":{"type":"string"},"platform_channel_id":{"type":["string","null"]},"event_id":{"type":"string","description":"The stored stream_online / stream_offline event."},"raw":{"type":"object"},"at":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"notice","description":"Always `notice` on a notice of the service (see streamEvent)."}}};
+const func2 = require("ajv/dist/runtime/ucs2length").default;
+
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))) || ((data.kind === undefined) && (missing0 = "kind"))){
+validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "data")) || (key0 === "cursor")) || (key0 === "kind"))){
+validate10.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate10.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data1 = data.data;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.type === undefined) && (missing1 = "type")){
+validate10.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.type !== undefined){
+let data2 = data1.type;
+const _errs5 = errors;
+if(!((data2 === "channel:online") || (data2 === "channel:offline"))){
+validate10.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.data.properties.type.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid1 = _errs5 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.account_id !== undefined){
+const _errs6 = errors;
+if(typeof data1.account_id !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs6 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.platform !== undefined){
+const _errs8 = errors;
+if(typeof data1.platform !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.platform_channel_id !== undefined){
+let data5 = data1.platform_channel_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/platform_channel_id",schemaPath:"#/properties/data/properties/platform_channel_id/type",keyword:"type",params:{type: schema11.properties.data.properties.platform_channel_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.event_id !== undefined){
+const _errs12 = errors;
+if(typeof data1.event_id !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/event_id",schemaPath:"#/properties/data/properties/event_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.raw !== undefined){
+let data7 = data1.raw;
+const _errs14 = errors;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+validate10.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.at !== undefined){
+const _errs16 = errors;
+if(typeof data1.at !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/at",schemaPath:"#/properties/data/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data9 = data.cursor;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data9 === "string"){
+if(func2(data9) > 128){
+validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data9) < 1){
+validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+const _errs20 = errors;
+if("notice" !== data.kind){
+validate10.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "notice"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs20 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2072,7 +2583,7 @@ exports.validateExtUpdated = (function () {
 const exports = {};
 
 exports.validateExtUpdated = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved (REST ExtensionInstallBundle, `dev_mode` false).","required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"],"properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string"},"dev_mode":{"const":false}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","event_type","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"extension:updated"},"data":{"type":"object","additionalProperties":false,"description":"The bundle an install runs after a new version of its extension was approved: the REST ExtensionInstallBundle of that version, never a dev-mode pick.","properties":{"install_id":{"type":"string","format":"uuid"},"extension_id":{"type":"string","format":"uuid"},"version_id":{"type":"string","format":"uuid"},"version":{"type":"string"},"status":{"const":"published"},"sha256":{"type":"string","pattern":"^[0-9a-f]{64}$"},"url":{"type":"string","description":"Relative URL of the immutable bundle: `/v1/extension-bundles/{sha256}`."},"dev_mode":{"const":false}},"required":["install_id","extension_id","version_id","version","status","sha256","url","dev_mode"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern0 = new RegExp("^[0-9a-f]{64}$", "u");
 const func2 = require("ajv/dist/runtime/ucs2length").default;
@@ -2702,9 +3213,11 @@ exports.validateIdeaChange = (function () {
 const exports = {};
 
 exports.validateIdeaChange = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"description":{"type":"string"},"status":{"type":"string","description":"A status slug: open, in_progress, done, declined or another."},"category_id":{"type":["string","null"],"format":"uuid"},"category":{"type":["object","null"],"additionalProperties":false,"required":["id","name"],"properties":{"id":{"type":"string","format":"uuid"},"name":{"type":"string"}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"name":{"type":"string"},"created_at":{"type":"string","format":"date-time"}}}},"author_id":{"type":["string","null"],"format":"uuid","description":"Null once the author's user is deleted."},"author":{"type":["object","null"],"additionalProperties":false,"description":"Null once the user is deleted (and on a deleted comment).","required":["id","display_name","avatar_url"],"properties":{"id":{"type":"string","format":"uuid"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}},"vote_count_up":{"type":"integer"},"vote_count_down":{"type":"integer"},"vote_score":{"type":"integer","description":"vote_count_up minus vote_count_down (the most_voted order)."},"comment_count":{"type":"integer","description":"Comments not deleted."},"my_vote":{"type":"null"},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"The idea as REST answers it, less its timeline, with my_vote null.","required":["id","title","description","status","category_id","category","tags","author_id","author","vote_count_up","vote_count_down","vote_score","comment_count","my_vote","created_at","updated_at"]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const func2 = Object.prototype.hasOwnProperty;
+const func3 = require("ajv/dist/runtime/ucs2length").default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const func2 = require("ajv/dist/runtime/ucs2length").default;
+const formats8 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2769,16 +3282,25 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.id === undefined) && (missing1 = "id")){
+if(((((((((((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.title === undefined) && (missing1 = "title"))) || ((data3.description === undefined) && (missing1 = "description"))) || ((data3.status === undefined) && (missing1 = "status"))) || ((data3.category_id === undefined) && (missing1 = "category_id"))) || ((data3.category === undefined) && (missing1 = "category"))) || ((data3.tags === undefined) && (missing1 = "tags"))) || ((data3.author_id === undefined) && (missing1 = "author_id"))) || ((data3.author === undefined) && (missing1 = "author"))) || ((data3.vote_count_up === undefined) && (missing1 = "vote_count_up"))) || ((data3.vote_count_down === undefined) && (missing1 = "vote_count_down"))) || ((data3.vote_score === undefined) && (missing1 = "vote_score"))) || ((data3.comment_count === undefined) && (missing1 = "comment_count"))) || ((data3.my_vote === undefined) && (missing1 = "my_vote"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
 validate10.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(func2.call(schema11.properties.data.properties, key1))){
+validate10.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
 if(data3.id !== undefined){
 let data4 = data3.id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
 validate10.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -2791,46 +3313,478 @@ return false;
 }
 }
 }
-var valid1 = _errs8 === errors;
+var valid1 = _errs9 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.title !== undefined){
-const _errs10 = errors;
+const _errs11 = errors;
 if(typeof data3.title !== "string"){
 validate10.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid1 = _errs10 === errors;
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.description !== undefined){
+const _errs13 = errors;
+if(typeof data3.description !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/description",schemaPath:"#/properties/data/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.status !== undefined){
-const _errs12 = errors;
+const _errs15 = errors;
 if(typeof data3.status !== "string"){
 validate10.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid1 = _errs12 === errors;
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.category_id !== undefined){
+let data8 = data3.category_id;
+const _errs17 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/category_id",schemaPath:"#/properties/data/properties/category_id/type",keyword:"type",params:{type: schema11.properties.data.properties.category_id.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs17){
+if(errors === _errs17){
+if(typeof data8 === "string"){
+if(!(formats0.test(data8))){
+validate10.errors = [{instancePath:instancePath+"/data/category_id",schemaPath:"#/properties/data/properties/category_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.category !== undefined){
+let data9 = data3.category;
+const _errs19 = errors;
+if((!(data9 && typeof data9 == "object" && !Array.isArray(data9))) && (data9 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/type",keyword:"type",params:{type: schema11.properties.data.properties.category.type},message:"must be object,null"}];
+return false;
+}
+if(errors === _errs19){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let missing2;
+if(((data9.id === undefined) && (missing2 = "id")) || ((data9.name === undefined) && (missing2 = "name"))){
+validate10.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs21 = errors;
+for(const key2 in data9){
+if(!((key2 === "id") || (key2 === "name"))){
+validate10.errors = [{instancePath:instancePath+"/data/category",schemaPath:"#/properties/data/properties/category/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs21 === errors){
+if(data9.id !== undefined){
+let data10 = data9.id;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats0.test(data10))){
+validate10.errors = [{instancePath:instancePath+"/data/category/id",schemaPath:"#/properties/data/properties/category/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/category/id",schemaPath:"#/properties/data/properties/category/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid2 = _errs22 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data9.name !== undefined){
+const _errs24 = errors;
+if(typeof data9.name !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/category/name",schemaPath:"#/properties/data/properties/category/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid2 = _errs24 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+}
+var valid1 = _errs19 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.tags !== undefined){
+let data12 = data3.tags;
+const _errs26 = errors;
+if(errors === _errs26){
+if(Array.isArray(data12)){
+var valid3 = true;
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+const _errs28 = errors;
+if(errors === _errs28){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing3;
+if((((data13.id === undefined) && (missing3 = "id")) || ((data13.name === undefined) && (missing3 = "name"))) || ((data13.created_at === undefined) && (missing3 = "created_at"))){
+validate10.errors = [{instancePath:instancePath+"/data/tags/" + i0,schemaPath:"#/properties/data/properties/tags/items/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+return false;
+}
+else {
+const _errs30 = errors;
+for(const key3 in data13){
+if(!(((key3 === "id") || (key3 === "name")) || (key3 === "created_at"))){
+validate10.errors = [{instancePath:instancePath+"/data/tags/" + i0,schemaPath:"#/properties/data/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs30 === errors){
+if(data13.id !== undefined){
+let data14 = data13.id;
+const _errs31 = errors;
+if(errors === _errs31){
+if(errors === _errs31){
+if(typeof data14 === "string"){
+if(!(formats0.test(data14))){
+validate10.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/id",schemaPath:"#/properties/data/properties/tags/items/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/id",schemaPath:"#/properties/data/properties/tags/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid4 = _errs31 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data13.name !== undefined){
+const _errs33 = errors;
+if(typeof data13.name !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/name",schemaPath:"#/properties/data/properties/tags/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid4 = _errs33 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data13.created_at !== undefined){
+let data16 = data13.created_at;
+const _errs35 = errors;
+if(errors === _errs35){
+if(errors === _errs35){
+if(typeof data16 === "string"){
+if(!(formats8.validate(data16))){
+validate10.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/created_at",schemaPath:"#/properties/data/properties/tags/items/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/tags/" + i0+"/created_at",schemaPath:"#/properties/data/properties/tags/items/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid4 = _errs35 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/tags/" + i0,schemaPath:"#/properties/data/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs28 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/tags",schemaPath:"#/properties/data/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.author_id !== undefined){
+let data17 = data3.author_id;
+const _errs37 = errors;
+if((typeof data17 !== "string") && (data17 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/author_id",schemaPath:"#/properties/data/properties/author_id/type",keyword:"type",params:{type: schema11.properties.data.properties.author_id.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs37){
+if(errors === _errs37){
+if(typeof data17 === "string"){
+if(!(formats0.test(data17))){
+validate10.errors = [{instancePath:instancePath+"/data/author_id",schemaPath:"#/properties/data/properties/author_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+}
+}
+var valid1 = _errs37 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.author !== undefined){
+let data18 = data3.author;
+const _errs39 = errors;
+if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/type",keyword:"type",params:{type: schema11.properties.data.properties.author.type},message:"must be object,null"}];
+return false;
+}
+if(errors === _errs39){
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+let missing4;
+if((((data18.id === undefined) && (missing4 = "id")) || ((data18.display_name === undefined) && (missing4 = "display_name"))) || ((data18.avatar_url === undefined) && (missing4 = "avatar_url"))){
+validate10.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
+return false;
+}
+else {
+const _errs41 = errors;
+for(const key4 in data18){
+if(!(((key4 === "id") || (key4 === "display_name")) || (key4 === "avatar_url"))){
+validate10.errors = [{instancePath:instancePath+"/data/author",schemaPath:"#/properties/data/properties/author/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs41 === errors){
+if(data18.id !== undefined){
+let data19 = data18.id;
+const _errs42 = errors;
+if(errors === _errs42){
+if(errors === _errs42){
+if(typeof data19 === "string"){
+if(!(formats0.test(data19))){
+validate10.errors = [{instancePath:instancePath+"/data/author/id",schemaPath:"#/properties/data/properties/author/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/author/id",schemaPath:"#/properties/data/properties/author/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid5 = _errs42 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data18.display_name !== undefined){
+const _errs44 = errors;
+if(typeof data18.display_name !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/author/display_name",schemaPath:"#/properties/data/properties/author/properties/display_name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid5 = _errs44 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data18.avatar_url !== undefined){
+let data21 = data18.avatar_url;
+const _errs46 = errors;
+if((typeof data21 !== "string") && (data21 !== null)){
+validate10.errors = [{instancePath:instancePath+"/data/author/avatar_url",schemaPath:"#/properties/data/properties/author/properties/avatar_url/type",keyword:"type",params:{type: schema11.properties.data.properties.author.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid5 = _errs46 === errors;
+}
+else {
+var valid5 = true;
+}
+}
+}
+}
+}
+}
+}
+var valid1 = _errs39 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_count_up !== undefined){
+let data22 = data3.vote_count_up;
+const _errs48 = errors;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+validate10.errors = [{instancePath:instancePath+"/data/vote_count_up",schemaPath:"#/properties/data/properties/vote_count_up/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs48 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_count_down !== undefined){
+let data23 = data3.vote_count_down;
+const _errs50 = errors;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+validate10.errors = [{instancePath:instancePath+"/data/vote_count_down",schemaPath:"#/properties/data/properties/vote_count_down/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs50 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.vote_score !== undefined){
+let data24 = data3.vote_score;
+const _errs52 = errors;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+validate10.errors = [{instancePath:instancePath+"/data/vote_score",schemaPath:"#/properties/data/properties/vote_score/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs52 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.comment_count !== undefined){
+let data25 = data3.comment_count;
+const _errs54 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+validate10.errors = [{instancePath:instancePath+"/data/comment_count",schemaPath:"#/properties/data/properties/comment_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+var valid1 = _errs54 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data3.my_vote !== undefined){
-const _errs14 = errors;
+const _errs56 = errors;
 if(data3.my_vote !== null){
 validate10.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
 return false;
 }
-var valid1 = _errs14 === errors;
+var valid1 = _errs56 === errors;
 }
 else {
 var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data27 = data3.created_at;
+const _errs58 = errors;
+if(errors === _errs58){
+if(errors === _errs58){
+if(typeof data27 === "string"){
+if(!(formats8.validate(data27))){
+validate10.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs58 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data28 = data3.updated_at;
+const _errs60 = errors;
+if(errors === _errs60){
+if(errors === _errs60){
+if(typeof data28 === "string"){
+if(!(formats8.validate(data28))){
+validate10.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate10.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs60 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -2849,16 +3803,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data8 = data.cursor;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data8 === "string"){
-if(func2(data8) > 128){
+let data29 = data.cursor;
+const _errs62 = errors;
+if(errors === _errs62){
+if(typeof data29 === "string"){
+if(func3(data29) > 128){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data8) < 1){
+if(func3(data29) < 1){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2869,7 +3823,7 @@ validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs62 === errors;
 }
 else {
 var valid0 = true;
@@ -3357,7 +4311,7 @@ exports.validateNotificationCreated = (function () {
 const exports = {};
 
 exports.validateNotificationCreated = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["notification:created"]},"data":{"type":"object","additionalProperties":false,"required":["id","type","data","status","created_at","read_at"],"properties":{"id":{"type":"string","format":"uuid"},"type":{"type":"string"},"data":{"type":"object","additionalProperties":true},"status":{"enum":["unread","read","accepted","declined"]},"created_at":{"type":"string","format":"date-time"},"read_at":{"type":["string","null"],"format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["notification:created"]},"data":{"type":"object","additionalProperties":false,"required":["id","type","data","status","created_at","read_at"],"properties":{"id":{"type":"string","format":"uuid"},"type":{"type":"string","description":"For example `invite` (data: accountId, accountName, inviteId, role, invitedBy); `member_joined` (to the account owner and the inviter; data: accountId, accountName, userId, displayName, role); `member_removed` (to the removed user; data: accountId, accountName, removedBy)."},"data":{"type":"object","additionalProperties":true},"status":{"type":"string","enum":["unread","read","accepted","declined"]},"created_at":{"type":"string","format":"date-time"},"read_at":{"type":["string","null"],"format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const func2 = require("ajv/dist/runtime/ucs2length").default;
@@ -3493,6 +4447,10 @@ if(valid1){
 if(data3.status !== undefined){
 let data7 = data3.status;
 const _errs16 = errors;
+if(typeof data7 !== "string"){
+validate10.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 if(!((((data7 === "unread") || (data7 === "read")) || (data7 === "accepted")) || (data7 === "declined"))){
 validate10.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/enum",keyword:"enum",params:{allowedValues: schema11.properties.data.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
@@ -3505,9 +4463,9 @@ var valid1 = true;
 if(valid1){
 if(data3.created_at !== undefined){
 let data8 = data3.created_at;
-const _errs17 = errors;
-if(errors === _errs17){
-if(errors === _errs17){
+const _errs18 = errors;
+if(errors === _errs18){
+if(errors === _errs18){
 if(typeof data8 === "string"){
 if(!(formats2.validate(data8))){
 validate10.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
@@ -3520,7 +4478,7 @@ return false;
 }
 }
 }
-var valid1 = _errs17 === errors;
+var valid1 = _errs18 === errors;
 }
 else {
 var valid1 = true;
@@ -3528,13 +4486,13 @@ var valid1 = true;
 if(valid1){
 if(data3.read_at !== undefined){
 let data9 = data3.read_at;
-const _errs19 = errors;
+const _errs20 = errors;
 if((typeof data9 !== "string") && (data9 !== null)){
 validate10.errors = [{instancePath:instancePath+"/data/read_at",schemaPath:"#/properties/data/properties/read_at/type",keyword:"type",params:{type: schema11.properties.data.properties.read_at.type},message:"must be string,null"}];
 return false;
 }
-if(errors === _errs19){
-if(errors === _errs19){
+if(errors === _errs20){
+if(errors === _errs20){
 if(typeof data9 === "string"){
 if(!(formats2.validate(data9))){
 validate10.errors = [{instancePath:instancePath+"/data/read_at",schemaPath:"#/properties/data/properties/read_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
@@ -3543,7 +4501,7 @@ return false;
 }
 }
 }
-var valid1 = _errs19 === errors;
+var valid1 = _errs20 === errors;
 }
 else {
 var valid1 = true;
@@ -3569,8 +4527,8 @@ var valid0 = true;
 if(valid0){
 if(data.cursor !== undefined){
 let data10 = data.cursor;
-const _errs21 = errors;
-if(errors === _errs21){
+const _errs22 = errors;
+if(errors === _errs22){
 if(typeof data10 === "string"){
 if(func2(data10) > 128){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
@@ -3588,7 +4546,7 @@ validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs21 === errors;
+var valid0 = _errs22 === errors;
 }
 else {
 var valid0 = true;
@@ -3615,7 +4573,7 @@ exports.validateOverlaySettingsUpdate = (function () {
 const exports = {};
 
 exports.validateOverlaySettingsUpdate = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true,"description":"Opaque JSON object, as last written."},"version":{"type":"integer","minimum":1,"description":"Starts at 1, one higher with every update (send it back with the next update)."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats4 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const func2 = require("ajv/dist/runtime/ucs2length").default;
@@ -3626,7 +4584,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -3900,112 +4858,6 @@ return errors === 0;
 }
 
 return exports.validateOverlaySettingsUpdate;
-})();
-exports.validateOverlayUpdate = (function () {
-const exports = {};
-
-exports.validateOverlayUpdate = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-const func2 = require("ajv/dist/runtime/ucs2length").default;
-
-function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate10.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate10.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate10.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate10.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
-validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data3) < 1){
-validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate10.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate10.errors = vErrors;
-return errors === 0;
-}
-
-return exports.validateOverlayUpdate;
 })();
 exports.validatePing = (function () {
 const exports = {};
@@ -4894,7 +5746,7 @@ exports.validateSoundPlay = (function () {
 const exports = {};
 
 exports.validateSoundPlay = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["type","id"],"description":"One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).","properties":{"type":{"type":"string","enum":["widget","overlay"]},"id":{"type":"string","format":"uuid"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const func2 = require("ajv/dist/runtime/ucs2length").default;
 
@@ -5086,11 +5938,10 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data9.type !== undefined){
-let data10 = data9.type;
 const _errs24 = errors;
-if(!((data10 === "overlay") || (data10 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+for(const key1 in data9){
+if(!((key1 === "type") || (key1 === "id"))){
+const err2 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5098,17 +5949,15 @@ else {
 vErrors.push(err2);
 }
 errors++;
+break;
 }
-var valid3 = _errs24 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.id !== undefined){
+if(_errs24 === errors){
+if(data9.type !== undefined){
+let data10 = data9.type;
 const _errs25 = errors;
-if(typeof data9.id !== "string"){
-const err3 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data10 !== "string"){
+const err3 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5117,16 +5966,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid3 = _errs25 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((data10 === "widget") || (data10 === "overlay"))){
+const err4 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5135,17 +5976,71 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid3 = _errs25 === errors;
 }
-var _valid0 = _errs22 === errors;
-valid2 = valid2 || _valid0;
+else {
+var valid3 = true;
 }
-if(!valid2){
-const err5 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid3){
+if(data9.id !== undefined){
+let data11 = data9.id;
+const _errs27 = errors;
+if(errors === _errs27){
+if(errors === _errs27){
+if(typeof data11 === "string"){
+if(!(formats0.test(data11))){
+const err5 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+var valid3 = _errs27 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+var _valid0 = _errs22 === errors;
+valid2 = valid2 || _valid0;
+}
+if(!valid2){
+const err8 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 validate10.errors = vErrors;
@@ -5169,12 +6064,12 @@ var valid1 = true;
 }
 if(valid1){
 if(data3.stream_url !== undefined){
-const _errs27 = errors;
+const _errs29 = errors;
 if(typeof data3.stream_url !== "string"){
 validate10.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid1 = _errs27 === errors;
+var valid1 = _errs29 === errors;
 }
 else {
 var valid1 = true;
@@ -5200,8 +6095,8 @@ var valid0 = true;
 if(valid0){
 if(data.cursor !== undefined){
 let data13 = data.cursor;
-const _errs29 = errors;
-if(errors === _errs29){
+const _errs31 = errors;
+if(errors === _errs31){
 if(typeof data13 === "string"){
 if(func2(data13) > 128){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
@@ -5219,7 +6114,7 @@ validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs29 === errors;
+var valid0 = _errs31 === errors;
 }
 else {
 var valid0 = true;
@@ -5246,7 +6141,7 @@ exports.validateSoundStop = (function () {
 const exports = {};
 
 exports.validateSoundStop = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["type","id"],"description":"One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).","properties":{"type":{"type":"string","enum":["widget","overlay"]},"id":{"type":"string","format":"uuid"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const func2 = require("ajv/dist/runtime/ucs2length").default;
 
@@ -5374,11 +6269,10 @@ vErrors.push(err1);
 errors++;
 }
 else {
-if(data5.type !== undefined){
-let data6 = data5.type;
 const _errs16 = errors;
-if(!((data6 === "overlay") || (data6 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+for(const key1 in data5){
+if(!((key1 === "type") || (key1 === "id"))){
+const err2 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5386,17 +6280,15 @@ else {
 vErrors.push(err2);
 }
 errors++;
+break;
 }
-var valid3 = _errs16 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.id !== undefined){
+if(_errs16 === errors){
+if(data5.type !== undefined){
+let data6 = data5.type;
 const _errs17 = errors;
-if(typeof data5.id !== "string"){
-const err3 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data6 !== "string"){
+const err3 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5405,16 +6297,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid3 = _errs17 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((data6 === "widget") || (data6 === "overlay"))){
+const err4 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema11.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5423,17 +6307,71 @@ vErrors.push(err4);
 }
 errors++;
 }
+var valid3 = _errs17 === errors;
 }
-var _valid0 = _errs14 === errors;
-valid2 = valid2 || _valid0;
+else {
+var valid3 = true;
 }
-if(!valid2){
-const err5 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid3){
+if(data5.id !== undefined){
+let data7 = data5.id;
+const _errs19 = errors;
+if(errors === _errs19){
+if(errors === _errs19){
+if(typeof data7 === "string"){
+if(!(formats0.test(data7))){
+const err5 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+var valid3 = _errs19 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+var _valid0 = _errs14 === errors;
+valid2 = valid2 || _valid0;
+}
+if(!valid2){
+const err8 = {instancePath:instancePath+"/data/target",schemaPath:"#/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 validate10.errors = vErrors;
@@ -5471,8 +6409,8 @@ var valid0 = true;
 if(valid0){
 if(data.cursor !== undefined){
 let data8 = data.cursor;
-const _errs19 = errors;
-if(errors === _errs19){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data8 === "string"){
 if(func2(data8) > 128){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
@@ -5490,7 +6428,7 @@ validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs19 === errors;
+var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
@@ -5517,7 +6455,7 @@ exports.validateStreamEvent = (function () {
 const exports = {};
 
 exports.validateStreamEvent = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","data","kind"],"properties":{"type":{"const":"event"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","type","platform","external_id","raw","created_at"],"description":"A stream event (Part 2, \"Event row\"); GraphQL calls `type` `eventType`.","properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","description":"`platform:action`, up to 100 characters."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object","additionalProperties":true},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."},"kind":{"const":"event","description":"What the frame carries, set by the server on every frame of the channel: `event` (an event of the account, stored or test or bot: data is the Event), `notice` (a notice of the service), `broadcast` (a client broadcast)."}}};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats4 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const func2 = require("ajv/dist/runtime/ucs2length").default;
@@ -5528,14 +6466,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))) || ((data.kind === undefined) && (missing0 = "kind"))){
 validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "data")) || (key0 === "cursor")) || (key0 === "kind"))){
 validate10.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5560,16 +6498,25 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
-if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
+if((((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.external_id === undefined) && (missing1 = "external_id"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
 validate10.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
+const _errs5 = errors;
+for(const key1 in data1){
+if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "type")) || (key1 === "platform")) || (key1 === "external_id")) || (key1 === "raw")) || (key1 === "created_at"))){
+validate10.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs5 === errors){
 if(data1.id !== undefined){
 let data2 = data1.id;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
+const _errs6 = errors;
+if(errors === _errs6){
+if(errors === _errs6){
 if(typeof data2 === "string"){
 if(!(formats0.test(data2))){
 validate10.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -5582,7 +6529,7 @@ return false;
 }
 }
 }
-var valid1 = _errs5 === errors;
+var valid1 = _errs6 === errors;
 }
 else {
 var valid1 = true;
@@ -5590,9 +6537,9 @@ var valid1 = true;
 if(valid1){
 if(data1.account_id !== undefined){
 let data3 = data1.account_id;
-const _errs7 = errors;
-if(errors === _errs7){
-if(errors === _errs7){
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
 if(typeof data3 === "string"){
 if(!(formats0.test(data3))){
 validate10.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -5605,40 +6552,31 @@ return false;
 }
 }
 }
-var valid1 = _errs7 === errors;
+var valid1 = _errs8 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data1.type !== undefined){
-let data4 = data1.type;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(func2(data4) > 100){
-validate10.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
-return false;
-}
-}
-else {
+const _errs10 = errors;
+if(typeof data1.type !== "string"){
 validate10.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-var valid1 = _errs9 === errors;
+var valid1 = _errs10 === errors;
 }
 else {
 var valid1 = true;
 }
 if(valid1){
 if(data1.platform !== undefined){
-const _errs11 = errors;
+const _errs12 = errors;
 if(typeof data1.platform !== "string"){
 validate10.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-var valid1 = _errs11 === errors;
+var valid1 = _errs12 === errors;
 }
 else {
 var valid1 = true;
@@ -5646,12 +6584,12 @@ var valid1 = true;
 if(valid1){
 if(data1.external_id !== undefined){
 let data6 = data1.external_id;
-const _errs13 = errors;
+const _errs14 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
 validate10.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema11.properties.data.properties.external_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs13 === errors;
+var valid1 = _errs14 === errors;
 }
 else {
 var valid1 = true;
@@ -5659,12 +6597,16 @@ var valid1 = true;
 if(valid1){
 if(data1.raw !== undefined){
 let data7 = data1.raw;
-const _errs15 = errors;
-if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+const _errs16 = errors;
+if(errors === _errs16){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
 validate10.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
-var valid1 = _errs15 === errors;
+}
+var valid1 = _errs16 === errors;
 }
 else {
 var valid1 = true;
@@ -5672,9 +6614,9 @@ var valid1 = true;
 if(valid1){
 if(data1.created_at !== undefined){
 let data8 = data1.created_at;
-const _errs17 = errors;
-if(errors === _errs17){
-if(errors === _errs17){
+const _errs19 = errors;
+if(errors === _errs19){
+if(errors === _errs19){
 if(typeof data8 === "string"){
 if(!(formats4.validate(data8))){
 validate10.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
@@ -5687,10 +6629,11 @@ return false;
 }
 }
 }
-var valid1 = _errs17 === errors;
+var valid1 = _errs19 === errors;
 }
 else {
 var valid1 = true;
+}
 }
 }
 }
@@ -5713,8 +6656,8 @@ var valid0 = true;
 if(valid0){
 if(data.cursor !== undefined){
 let data9 = data.cursor;
-const _errs19 = errors;
-if(errors === _errs19){
+const _errs21 = errors;
+if(errors === _errs21){
 if(typeof data9 === "string"){
 if(func2(data9) > 128){
 validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
@@ -5732,10 +6675,23 @@ validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs19 === errors;
+var valid0 = _errs21 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+const _errs23 = errors;
+if("event" !== data.kind){
+validate10.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -6162,7 +7118,7 @@ exports.validateWidgetSettingsUpdate = (function () {
 const exports = {};
 
 exports.validateWidgetSettingsUpdate = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true,"description":"Opaque JSON object, as last written."},"version":{"type":"integer","minimum":1,"description":"Starts at 1, one higher with every update (send it back with the next update)."},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats4 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 const func2 = require("ajv/dist/runtime/ucs2length").default;
@@ -6173,7 +7129,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -6461,112 +7417,6 @@ return errors === 0;
 
 return exports.validateWidgetSettingsUpdate;
 })();
-exports.validateWidgetUpdate = (function () {
-const exports = {};
-
-exports.validateWidgetUpdate = validate10;
-const schema11 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-const func2 = require("ajv/dist/runtime/ucs2length").default;
-
-function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate10.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate10.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate10.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate10.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate10.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
-validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data3) < 1){
-validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate10.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate10.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate10.errors = vErrors;
-return errors === 0;
-}
-
-return exports.validateWidgetUpdate;
-})();
 exports.validateAutomation = (function () {
 const members = [exports.validateAutomationUpdate];
 function validate(data) {
@@ -6600,7 +7450,7 @@ function validate(data) {
 return validate;
 })();
 exports.validateEvent = (function () {
-const members = [exports.validateCommentChange, exports.validateCommentDeleted, exports.validateEventsNotice, exports.validateExtInstallLog, exports.validateExtLog, exports.validateExtStorageUpdate, exports.validateExtUpdated, exports.validateHistoryUpdate, exports.validateIdeaChange, exports.validateIdeaDeleted, exports.validateLoginAssignmentUpdate, exports.validateNotificationCreated, exports.validateOverlaySettingsUpdate, exports.validateOverlayUpdate, exports.validatePresenceBootstrap, exports.validatePresenceJoin, exports.validatePresenceLeave, exports.validatePublicStatsBootstrap, exports.validatePublicStatsUpdate, exports.validateSoundPlay, exports.validateSoundStop, exports.validateStreamEvent, exports.validateWidgetSettingsUpdate, exports.validateWidgetUpdate];
+const members = [exports.validateCommentChange, exports.validateCommentDeleted, exports.validateEventsBroadcast, exports.validateEventsNotice, exports.validateExtInstallLog, exports.validateExtLog, exports.validateExtStorageUpdate, exports.validateExtUpdated, exports.validateHistoryUpdate, exports.validateIdeaChange, exports.validateIdeaDeleted, exports.validateLoginAssignmentUpdate, exports.validateNotificationCreated, exports.validateOverlaySettingsUpdate, exports.validatePresenceBootstrap, exports.validatePresenceJoin, exports.validatePresenceLeave, exports.validatePublicStatsBootstrap, exports.validatePublicStatsUpdate, exports.validateSoundPlay, exports.validateSoundStop, exports.validateStreamEvent, exports.validateWidgetSettingsUpdate];
 function validate(data) {
   const errors = [];
   for (const member of members) {

@@ -58,12 +58,12 @@ export type WsChatUserTreatmentUpdate = {
 
 export type WsErrorCode = "UNAUTHORIZED" | "FEATURE_DISABLED" | "TOKEN_REVOKED" | "TOKEN_EXPIRED" | "SUBSCRIBE_FAILED" | "CHANNEL_DROPPED" | "INVALID_FORMAT" | "MESSAGE_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_SERVER_ERROR" | "RESUME_GAP";
 
-export type WsEventRow = {
+export type WsEvent = {
   "id": string;
   "account_id": string;
   "type": string;
   "platform": string;
-  "external_id"?: string | null;
+  "external_id": string | null;
   "raw": Record<string, unknown>;
   "created_at": string;
 };
@@ -81,18 +81,66 @@ export type WsExtensionUpdatedData = {
 
 export type WsIdea = {
   "id": string;
-  "title"?: string;
-  "status"?: string;
-  "my_vote"?: null;
+  "title": string;
+  "description": string;
+  "status": string;
+  "category_id": string | null;
+  "category": {
+  "id": string;
+  "name": string;
+} | null;
+  "tags": Array<WsIdeaTag>;
+  "author_id": string | null;
+  "author": {
+  "id": string;
+  "display_name": string;
+  "avatar_url": string | null;
+} | null;
+  "vote_count_up": number;
+  "vote_count_down": number;
+  "vote_score": number;
+  "comment_count": number;
+  "my_vote": null;
+  "created_at": string;
+  "updated_at": string;
 };
 
 export type WsIdeaComment = {
   "id": string;
   "idea_id": string;
-  "my_vote"?: null;
+  "parent_id": string | null;
+  "author_id": string | null;
+  "author": {
+  "id": string;
+  "display_name": string;
+  "avatar_url": string | null;
+} | null;
+  "body": string;
+  "mentions": Array<string>;
+  "vote_count_up": number;
+  "vote_count_down": number;
+  "my_vote": null;
+  "is_deleted": boolean;
+  "created_at": string;
+  "updated_at": string;
 };
 
-export type WsOverlayUpdateData = {
+export type WsIdeaTag = {
+  "id": string;
+  "name": string;
+  "created_at": string;
+};
+
+export type WsNotification = {
+  "id": string;
+  "type": string;
+  "data": Record<string, unknown>;
+  "status": "unread" | "read" | "accepted" | "declined";
+  "created_at": string;
+  "read_at": string | null;
+};
+
+export type WsOverlay = {
   "id": string;
   "account_id": string;
   "name": string;
@@ -126,11 +174,11 @@ export type WsSoundStop = {
 };
 
 export type WsSoundTarget = {
-  "type": "overlay" | "widget";
+  "type": "widget" | "overlay";
   "id": string;
 };
 
-export type WsWidgetUpdateData = {
+export type WsWidget = {
   "id": string;
   "account_id": string;
   "name": string;
@@ -191,11 +239,28 @@ export type WsErrorMessage = {
   "channel"?: string;
 };
 
-/** eventsNotice: Events channel notice (server message `event`) */
-export type WsEventsNoticeMessage = {
+/** eventsBroadcast: Events channel client broadcast (server message `event`) */
+export type WsEventsBroadcastMessage = {
   "type": "event";
   "data": unknown;
   "cursor"?: string;
+  "kind": "broadcast";
+};
+
+/** eventsNotice: Events channel notice (server message `event`) */
+export type WsEventsNoticeMessage = {
+  "type": "event";
+  "data": {
+  "type": "channel:online" | "channel:offline";
+  "account_id"?: string;
+  "platform"?: string;
+  "platform_channel_id"?: string | null;
+  "event_id"?: string;
+  "raw"?: Record<string, unknown>;
+  "at"?: string;
+};
+  "cursor"?: string;
+  "kind": "notice";
 };
 
 /** extInstallLog: Extension install log line (server message `event`) */
@@ -301,14 +366,7 @@ export type WsNotificationCreatedMessage = {
   "type": "event";
   "channel": string;
   "event_type": "notification:created";
-  "data": {
-  "id": string;
-  "type": string;
-  "data": Record<string, unknown>;
-  "status": "unread" | "read" | "accepted" | "declined";
-  "created_at": string;
-  "read_at": string | null;
-};
+  "data": WsNotification;
   "cursor"?: string;
 };
 
@@ -316,17 +374,8 @@ export type WsNotificationCreatedMessage = {
 export type WsOverlaySettingsUpdateMessage = {
   "type": "event";
   "channel": string;
-  "event_type"?: "overlay:update";
-  "data": WsOverlayUpdateData;
-  "cursor"?: string;
-};
-
-/** overlayUpdate: Overlay update (server message `event`) */
-export type WsOverlayUpdateMessage = {
-  "type": "event";
-  "channel": string;
-  "event_type"?: string;
-  "data": unknown;
+  "event_type": "overlay:update";
+  "data": WsOverlay;
   "cursor"?: string;
 };
 
@@ -404,8 +453,9 @@ export type WsSoundStopMessage = {
 /** streamEvent: Stream event (server message `event`) */
 export type WsStreamEventMessage = {
   "type": "event";
-  "data": WsEventRow;
+  "data": WsEvent;
   "cursor"?: string;
+  "kind": "event";
 };
 
 /** subscribe: Subscribe (client message `subscribe`) */
@@ -444,17 +494,8 @@ export type WsWelcomeMessage = {
 export type WsWidgetSettingsUpdateMessage = {
   "type": "event";
   "channel": string;
-  "event_type"?: "widget:update";
-  "data": WsWidgetUpdateData;
-  "cursor"?: string;
-};
-
-/** widgetUpdate: Widget update (server message `event`) */
-export type WsWidgetUpdateMessage = {
-  "type": "event";
-  "channel": string;
-  "event_type"?: string;
-  "data": unknown;
+  "event_type": "widget:update";
+  "data": WsWidget;
   "cursor"?: string;
 };
 
@@ -465,7 +506,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsNotificationCreatedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsBroadcastMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsNotificationCreatedMessage | WsOverlaySettingsUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -490,6 +531,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "commentChange": "event",
   "commentDeleted": "event",
   "error": "error",
+  "eventsBroadcast": "event",
   "eventsNotice": "event",
   "extInstallLog": "event",
   "extLog": "event",
@@ -502,7 +544,6 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "musicNowPlaying": "music_platform:now-playing",
   "notificationCreated": "event",
   "overlaySettingsUpdate": "event",
-  "overlayUpdate": "event",
   "ping": "ping",
   "pong": "pong",
   "presenceBootstrap": "event",
@@ -518,8 +559,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "unsubscribe": "unsubscribe",
   "unsubscribed": "unsubscribed",
   "welcome": "welcome",
-  "widgetSettingsUpdate": "event",
-  "widgetUpdate": "event"
+  "widgetSettingsUpdate": "event"
 };
 
 export type ChannelGateKind = 'Public' | 'PublicWhenFeature' | 'Authenticated' | 'Permission' | 'AccountScoped' | 'UserPermission' | 'OverlayToken' | 'WidgetToken' | 'ExtensionOwner' | 'OwnUser' | 'Unknown';
@@ -548,6 +588,12 @@ export interface ChannelRelay {
   eventTypeDefault: string | null;
   /** Replay source after a subscribe's since: the events table (stored) or the per-channel buffer. */
   resume: ResumeSource;
+  /**
+   * A legacy family whose frames come in several messages: the envelope member the relay sets on
+   * every frame, and its value per message, in the order the relay tries them (the first whose
+   * schema the frame validates against); null when the family's frames need none.
+   */
+  discriminant: { member: string; kinds: ReadonlyArray<{ kind: string; message: string }> } | null;
 }
 export type ResumeSource = 'stored' | 'buffer';
 export const channels: readonly ChannelSpec[] = [
@@ -564,7 +610,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "automation",
       "form": "legacy",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "automationUpdate"
@@ -583,7 +630,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "chat:message",
       "form": "legacy",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "chatUpdate"
@@ -601,7 +649,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "loginAssignmentUpdate"
@@ -620,11 +669,29 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "legacy",
       "eventTypeDefault": null,
-      "resume": "stored"
+      "resume": "stored",
+      "discriminant": {
+        "member": "kind",
+        "kinds": [
+          {
+            "kind": "event",
+            "message": "streamEvent"
+          },
+          {
+            "kind": "notice",
+            "message": "eventsNotice"
+          },
+          {
+            "kind": "broadcast",
+            "message": "eventsBroadcast"
+          }
+        ]
+      }
     },
     "messages": [
       "streamEvent",
-      "eventsNotice"
+      "eventsNotice",
+      "eventsBroadcast"
     ]
   },
   {
@@ -640,7 +707,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": "storage:update",
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "extStorageUpdate",
@@ -660,7 +728,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": "extension:log",
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "extInstallLog"
@@ -678,7 +747,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": "extension:log",
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "extLog"
@@ -697,7 +767,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "historyUpdate"
@@ -716,7 +787,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "ideaChange",
@@ -736,7 +808,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "ideaChange",
@@ -758,7 +831,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "music_platform:now-playing",
       "form": "legacy",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "musicNowPlaying"
@@ -776,7 +850,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "notificationCreated"
@@ -794,10 +869,10 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": "overlay:update",
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
-      "overlayUpdate",
       "overlaySettingsUpdate"
     ]
   },
@@ -813,10 +888,10 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": "widget:update",
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
-      "widgetUpdate",
       "widgetSettingsUpdate"
     ]
   },
@@ -846,7 +921,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": null,
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "soundPlay",
@@ -866,7 +942,8 @@ export const channels: readonly ChannelSpec[] = [
       "envelope": "event",
       "form": "lifted",
       "eventTypeDefault": "public-stats:update",
-      "resume": "buffer"
+      "resume": "buffer",
+      "discriminant": null
     },
     "messages": [
       "publicStatsBootstrap",
@@ -886,6 +963,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "legacy",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "automations:{account_id}"
   },
   "chat": {
@@ -894,6 +972,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "legacy",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "chat:{account_id}"
   },
   "login-assignments": {
@@ -902,6 +981,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "login-assignments:{id}"
   },
   "events": {
@@ -910,6 +990,23 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "legacy",
     "eventTypeDefault": null,
     "resume": "stored",
+    "discriminant": {
+      "member": "kind",
+      "kinds": [
+        {
+          "kind": "event",
+          "message": "streamEvent"
+        },
+        {
+          "kind": "notice",
+          "message": "eventsNotice"
+        },
+        {
+          "kind": "broadcast",
+          "message": "eventsBroadcast"
+        }
+      ]
+    },
     "channel": "events:{account_id}"
   },
   "ext-storage": {
@@ -918,6 +1015,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": "storage:update",
     "resume": "buffer",
+    "discriminant": null,
     "channel": "ext-storage:{install_id}"
   },
   "ext-install-logs": {
@@ -926,6 +1024,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": "extension:log",
     "resume": "buffer",
+    "discriminant": null,
     "channel": "ext-install-logs:{account_id}"
   },
   "ext-logs": {
@@ -934,6 +1033,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": "extension:log",
     "resume": "buffer",
+    "discriminant": null,
     "channel": "ext-logs:{extension_id}"
   },
   "history": {
@@ -942,6 +1042,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "history:{account_id}"
   },
   "ideas": {
@@ -950,6 +1051,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "ideas:list"
   },
   "idea": {
@@ -958,6 +1060,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "ideas:{idea_id}"
   },
   "music": {
@@ -966,6 +1069,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "legacy",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "music_platform:{account_id}"
   },
   "notifications": {
@@ -974,6 +1078,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "notifications:{user_id}"
   },
   "overlay": {
@@ -982,6 +1087,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": "overlay:update",
     "resume": "buffer",
+    "discriminant": null,
     "channel": "overlay:{key}"
   },
   "widget": {
@@ -990,6 +1096,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": "widget:update",
     "resume": "buffer",
+    "discriminant": null,
     "channel": "widget:{widget_instance_id}"
   },
   "sounds": {
@@ -998,6 +1105,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": null,
     "resume": "buffer",
+    "discriminant": null,
     "channel": "sounds:{account_id}"
   },
   "public-stats": {
@@ -1006,6 +1114,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": "public-stats:update",
     "resume": "buffer",
+    "discriminant": null,
     "channel": "public-stats:{platform}:{broadcast_id}"
   }
 };

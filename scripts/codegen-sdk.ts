@@ -244,38 +244,25 @@ type AsyncApiDoc = {
   components?: { messages?: Record<string, { payload?: AsyncApiPayload }>; schemas?: Record<string, { required?: string[]; properties?: Record<string, { type?: string | string[] }> }> };
 };
 
-/** The values a required `type` / `event_type` may take, or null when it is open or optional. */
-function discriminantValues(payload: AsyncApiPayload, property: string): unknown[] | null {
-  if (!payload.required?.includes(property)) return null;
-  const schema = payload.properties?.[property];
-  if (schema?.const !== undefined) return [schema.const];
-  return Array.isArray(schema?.enum) ? schema.enum : null;
-}
-
 /**
- * The typed messages of the channels whose frames `type` and `event_type` cannot tell apart (a
- * stored event beside the events channel's notices; an overlay's or widget's settings update
- * beside any publisher's update), each with what identifies it by shape: the `event_type` it
- * declares, and the JSON types of the required members of its `data` schema. The SDK's
- * `isMessage` checks a frame against it, so a consumer narrows such a frame without a cast.
+ * The typed messages of the channel families (a `data` that names a schema), each with what identifies it by shape:
+ * the `event_type` it declares, and the JSON types of the required members of its `data` schema.
+ * Every server message of those channels differs from its siblings by a required discriminant
+ * (`type`, `event_type` or the events channel's `kind`), so a consumer narrows with a plain
+ * `switch`; the SDK's `isMessage` checks a frame's shape against this table too, for consumers
+ * that used it when the wire gave nothing to tell some messages apart by.
  */
 export function frameShapes(doc: AsyncApiDoc): Record<string, { eventType: string | null; data: Record<string, string[]> }> {
   const messages = doc.components?.messages ?? {};
   const schemas = doc.components?.schemas ?? {};
   const shapes: Record<string, { eventType: string | null; data: Record<string, string[]> }> = {};
   for (const channel of Object.values(doc.channels ?? {})) {
+    if (!channel.address?.includes(':')) continue; // the session itself: its frames differ by `type`
     const named = Object.entries(channel.messages ?? {}).map(([key, m]) => {
       const name = m.$ref ? m.$ref.split('/').pop()! : key;
       return { name, payload: (m.$ref ? messages[name]?.payload : m.payload) ?? {} };
     });
-    const apart = (a: AsyncApiPayload, b: AsyncApiPayload) =>
-      ['type', 'event_type'].some((p) => {
-        const left = discriminantValues(a, p);
-        const right = discriminantValues(b, p);
-        return left !== null && right !== null && left.every((v) => !right.includes(v));
-      });
     for (const { name, payload } of named) {
-      if (named.every((other) => other.name === name || apart(payload, other.payload))) continue;
       const ref = payload.properties?.data?.$ref;
       const schema = ref?.startsWith('#/components/schemas/') ? schemas[ref.split('/').pop()!] : undefined;
       if (!schema) continue;
@@ -361,9 +348,10 @@ export type BroadcastFamily = ${broadcast.join(' | ') || 'never'};
 export const wsLimits = ${JSON.stringify(limits ?? {}, null, 2)} as const;
 
 /**
- * Messages of a channel that \`type\` and \`event_type\` cannot tell apart from their siblings,
- * with what identifies each by shape (\`isMessage\` in the SDK checks a frame against it): the
- * \`event_type\` it declares and the JSON types of the required members of its \`data\`.
+ * The typed messages of the channel families, with what identifies each by shape
+ * (\`isMessage\` in the SDK checks a frame against it): the \`event_type\` it declares and the JSON
+ * types of the required members of its \`data\`. Their frames also differ by a required
+ * discriminant (\`type\`, \`event_type\` or \`kind\`): a \`switch\` on it narrows them too.
  */
 export const frameShapes = {
 ${Object.entries(shapes).map(([name, shape]) => `  ${JSON.stringify(name)}: ${JSON.stringify(shape)},`).join('\n')}

@@ -12,7 +12,9 @@
  * Each document is compared by a maintained tool: OpenAPI by Optic's breaking-change ruleset
  * (@useoptic/standard-rulesets over documents @useoptic/openapi-io dereferences, recursive schemas
  * included), the GraphQL SDL by @graphql-inspector/core, AsyncAPI by @asyncapi/diff (its
- * `breaking` changes, and its unclassified removals: what a consumer relied on is gone).
+ * `breaking` changes, and its unclassified removals: what a consumer relied on is gone), compared
+ * frame by frame (each message with the schemas it names written in, so a field removed from a
+ * REST resource a frame carries is a break of that frame).
  * A finding has a stable id, `<spec> <rule> <where>`, which is what the accepted list names.
  */
 import { execFileSync } from 'node:child_process';
@@ -117,10 +119,43 @@ async function graphqlFindings(releasedFile: string, publishedFile: string): Pro
 
 // ---------------------------------------------------------------- AsyncAPI
 
+type AsyncApiDoc = { components?: { schemas?: Record<string, unknown>; messages?: Record<string, { payload?: unknown }> }; [key: string]: unknown };
+
+/**
+ * The document as a consumer of each frame sees it: every message's payload with the component
+ * schemas it names written in (a recursive schema stops at its second visit), and no
+ * `components.schemas` of its own. A frame that carries a REST resource names the copy of the
+ * OpenAPI schema codegen bundles in (scripts/codegen/ws-resources.ts), so a field removed from the
+ * resource is a removal in that frame's payload: the finding names the frame, and a schema that
+ * only moved (inline to a reference, or renamed) is no finding.
+ */
+function framesView(doc: AsyncApiDoc): AsyncApiDoc {
+  const schemas = doc.components?.schemas ?? {};
+  const inline = (node: unknown, stack: string[]): unknown => {
+    if (Array.isArray(node)) return node.map((item) => inline(item, stack));
+    if (node === null || typeof node !== 'object') return node;
+    const ref = (node as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+      const name = ref.slice('#/components/schemas/'.length);
+      return stack.includes(name) || !(name in schemas) ? node : inline(schemas[name], [...stack, name]);
+    }
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inline(value, stack)]));
+  };
+  const { schemas: _schemas, ...components } = doc.components ?? {};
+  return { ...doc, components: { ...components, messages: inline(doc.components?.messages ?? {}, []) as Record<string, { payload?: unknown }> } };
+}
+
+/** A removed annotation (a title, description, summary or examples of a schema or message) tells a consumer nothing less about a frame. */
+const ANNOTATIONS = new Set(['title', 'description', 'summary', 'examples']);
+const isAnnotation = (pointer: string) => {
+  const segments = pointer.split('/');
+  return ANNOTATIONS.has(segments[segments.length - 1]!) && segments[segments.length - 2] !== 'properties';
+};
+
 async function asyncapiFindings(releasedFile: string, publishedFile: string): Promise<Finding[]> {
-  const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  const read = (file: string) => framesView(JSON.parse(readFileSync(file, 'utf8')) as AsyncApiDoc);
   const output = asyncapiDiff(read(releasedFile), read(publishedFile), { outputType: 'json' });
-  const changes = [...(output.breaking() as { action: string; path: string }[]), ...(output.unclassified() as { action: string; path: string }[]).filter((c) => c.action === 'remove')];
+  const changes = [...(output.breaking() as { action: string; path: string }[]), ...(output.unclassified() as { action: string; path: string }[]).filter((c) => c.action === 'remove' && !isAnnotation(c.path))];
   return changes.map((c) => ({ spec: 'asyncapi' as const, id: `asyncapi ${c.action} ${c.path}`, message: `${c.action} at ${c.path}` }));
 }
 

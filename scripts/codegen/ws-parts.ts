@@ -12,7 +12,9 @@
  *
  * A part is JSON with `channels`, `operations` and `components` only (root adds the document's
  * header keys). Every part names channels and components as the bundled document does
- * (`#/channels/<id>`, `#/components/<kind>/<name>`).
+ * (`#/channels/<id>`, `#/components/<kind>/<name>`). A REST resource a frame carries is named by its OpenAPI
+ * schema in the published OpenAPI document (`../../published/openapi.json#/components/schemas/<Name>`,
+ * or a declared derivation of it), which ws-resources.ts copies into the bundle.
  *
  * The bundle is deterministic: root's keys as written; channels and operations root's first, then
  * each module's part in name order (code-unit), as written inside it, because the channel matcher
@@ -28,6 +30,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { readSpec, root } from './common';
+import { specSources } from './spec-sources';
+import { externalRefs, externalTarget, linkResources } from './ws-resources';
 
 export const PARTS_DIR = 'spec/ws-protocol';
 const SECTIONS = ['channels', 'operations'] as const;
@@ -85,8 +89,12 @@ function partFiles(problems: string[]): Array<[string | null, string]> {
   return files;
 }
 
-/** Reads and checks the parts and returns the one AsyncAPI document they make; throws with every problem found. */
-export function bundleWs(): Json {
+/**
+ * Reads and checks the parts and returns the one AsyncAPI document they make, with the REST
+ * resources its frames name copied in from `openapi` (the published OpenAPI document; see
+ * ws-resources.ts); throws with every problem found.
+ */
+export function bundleWs(openapi: Json = {}): Json {
   const problems: string[] = [];
   const parts: Part[] = [];
   for (const [module, file] of partFiles(problems)) {
@@ -107,6 +115,10 @@ export function bundleWs(): Json {
       if (section && !isObject(value)) problems.push(`${file}: ${key} must be an object`);
     }
     if (isObject(doc.components)) for (const [kind, entries] of Object.entries(doc.components)) if (!isObject(entries)) problems.push(`${file}: components.${kind} must be an object`);
+    for (const { ref } of externalRefs(doc)) {
+      const target = externalTarget(file, ref);
+      if (target && 'problem' in target) problems.push(target.problem);
+    }
     parts.push({ file, module, doc, refs: refsIn(doc) });
   }
   const rootPart = parts.find((p) => p.module === null);
@@ -143,10 +155,14 @@ export function bundleWs(): Json {
   for (const [key, value] of Object.entries(rootPart.doc)) bundle[key] = key in merged ? merged[key] : value;
   for (const [key, value] of Object.entries(merged)) if (!(key in bundle)) bundle[key] = value;
 
+  // The REST resources frames carry, named by reference (or derived) from the OpenAPI document.
+  linkResources({ bundle, openapi, sources: specSources(), fileOf: (ref) => definedIn.get(ref)?.file ?? PARTS_DIR, problems });
+
   // Every $ref resolves in the bundle; a module's components are named only from its own part, and by it.
   const namedFrom = new Map<string, Set<Part>>();
   for (const part of parts) {
     for (const ref of part.refs) {
+      if (!ref.startsWith('#')) continue; // an OpenAPI schema: checked and copied in by linkResources
       if (resolve(bundle, ref) === undefined) problems.push(`${part.file}: $ref ${ref} names nothing in the bundled document`);
       const owner = /^#\/components\/[^/]+\/[^/]+/.exec(ref)?.[0];
       if (!owner) continue;

@@ -64,6 +64,7 @@ interface WsRelay {
   form?: unknown;
   event_type_default?: unknown;
   resume?: unknown;
+  discriminant?: unknown;
 }
 /** Where a relayed family's frames are replayed from after a `since`. */
 const RESUME_SOURCES = ['stored', 'buffer'];
@@ -153,6 +154,33 @@ function checkRelay(where: string, family: WsFamily, relay: unknown, doc: WsDoc,
   }
   if (r.form === 'legacy' && 'event_type_default' in r) fail(`${where}: event_type_default applies to lifted relays only`);
   if (!RESUME_SOURCES.includes(r.resume as string)) fail(`${where}: relay needs resume (${RESUME_SOURCES.join(' or ')})`);
+  if (r.discriminant !== undefined) kindsOf(where, family, r, doc);
+}
+
+/**
+ * A legacy family whose frames come in several messages names the envelope member the relay sets
+ * on every frame (`discriminant`): each of the family's messages declares it, required, as a const
+ * of its own. The relay gives a frame the kind of the first message, in the channel's order, whose
+ * schema the frame validates against (spec/ws-protocol/root.json, "Relay"), so list the most
+ * specific message first and an open one (data of any shape) last.
+ */
+function kindsOf(where: string, family: WsFamily, r: WsRelay, doc: WsDoc, report = true): Array<{ kind: string; message: string }> {
+  const problem = report ? fail : () => undefined;
+  const member = r.discriminant;
+  if (typeof member !== 'string' || !/^[a-z_]+$/.test(member)) {
+    problem(`${where}: relay discriminant must be the name of an envelope member`);
+    return [];
+  }
+  if (r.form !== 'legacy') problem(`${where}: relay discriminant applies to legacy relays (a lifted relay's frames differ by event_type)`);
+  const kinds: Array<{ kind: string; message: string }> = [];
+  for (const name of family.messages) {
+    const payload = doc.components.messages[name]?.payload;
+    const value = (payload?.properties as Record<string, JsonSchema> | undefined)?.[member]?.const;
+    if (typeof value !== 'string' || !((payload?.required as string[] | undefined) ?? []).includes(member)) problem(`${where}: message ${name} must declare ${member} as a required const (the relay's discriminant)`);
+    else if (kinds.some((k) => k.kind === value)) problem(`${where}: message ${name} repeats ${member} ${value}; every message of the family needs its own`);
+    else kinds.push({ kind: value, message: name });
+  }
+  return kinds;
 }
 
 function pascal(name: string): string {
@@ -291,18 +319,24 @@ export function wsModules(doc: WsDoc): { types: string; validators: string; decl
     .map(([type, { names }]) => `/** Every \`${type}\` frame. */\nexport type Ws${pascal(type)}Message = ${names.map((n) => `Ws${pascal(n)}Message`).join(' | ')};`)
     .join('\n\n');
   const union = (list: typeof types) => list.map(([type]) => `Ws${pascal(type)}Message`).join(' | ');
-  const relayOf = (r: WsRelay | undefined) =>
-    r ? { bus: r.bus, envelope: r.envelope, form: r.form, eventTypeDefault: r.form === 'lifted' ? (r.event_type_default ?? null) : null, resume: r.resume } : null;
+  const discriminantOf = (family: WsFamily) =>
+    typeof family.relay?.discriminant === 'string' ? { member: family.relay.discriminant, kinds: kindsOf(`ws channel ${family.pattern}`, family, family.relay, doc, false) } : null;
+  const relayOf = (family: WsFamily) => {
+    const r = family.relay;
+    return r
+      ? { bus: r.bus, envelope: r.envelope, form: r.form, eventTypeDefault: r.form === 'lifted' ? (r.event_type_default ?? null) : null, resume: r.resume, discriminant: discriminantOf(family) }
+      : null;
+  };
   const channels = families.map((c) => ({
     pattern: c.pattern,
     gate: c.gate,
     feature: c.feature ?? null,
     broadcastPermission: c.broadcast_permission ?? null,
-    relay: relayOf(c.relay),
+    relay: relayOf(c),
     messages: c.messages,
   }));
   const relays = Object.fromEntries(
-    families.filter((c) => c.relay && typeof c.relay.bus === 'string').map((c) => [(c.relay!.bus as string).split(':')[0], { ...relayOf(c.relay), channel: c.pattern }]),
+    families.filter((c) => c.relay && typeof c.relay.bus === 'string').map((c) => [(c.relay!.bus as string).split(':')[0], { ...relayOf(c), channel: c.pattern }]),
   );
   const messageWireTypes = Object.fromEntries(messages.map(([name, m]) => [name, wireType(m)]));
   const typesOut = `${BANNER}
@@ -353,6 +387,12 @@ export interface ChannelRelay {
   eventTypeDefault: string | null;
   /** Replay source after a subscribe's since: the events table (stored) or the per-channel buffer. */
   resume: ResumeSource;
+  /**
+   * A legacy family whose frames come in several messages: the envelope member the relay sets on
+   * every frame, and its value per message, in the order the relay tries them (the first whose
+   * schema the frame validates against); null when the family's frames need none.
+   */
+  discriminant: { member: string; kinds: ReadonlyArray<{ kind: string; message: string }> } | null;
 }
 export type ResumeSource = ${RESUME_SOURCES.map((k) => `'${k}'`).join(' | ')};
 export const channels: readonly ChannelSpec[] = ${JSON.stringify(channels, null, 2)};
@@ -415,8 +455,10 @@ ${typeNames.map((n) => `export declare const validate${pascal(n)}: WsValidator<W
   return { types: typesOut, validators, declarations };
 }
 
+/** A payload with the component schemas it names written in, and no vendor extension (ajv's strict mode knows none). */
 function inlineRefs(schema: unknown, defs: Record<string, JsonSchema>): JsonSchema {
-  return JSON.parse(JSON.stringify(schema), (_k, v) => {
+  return JSON.parse(JSON.stringify(schema), (k, v) => {
+    if (k.startsWith('x-')) return undefined;
     if (v && typeof v === 'object' && typeof v.$ref === 'string' && v.$ref.startsWith('#/components/schemas/')) {
       return inlineRefs(defs[v.$ref.slice('#/components/schemas/'.length)], defs);
     }
@@ -425,7 +467,7 @@ function inlineRefs(schema: unknown, defs: Record<string, JsonSchema>): JsonSche
 }
 
 /** Bundles spec/ws-protocol/ (ws-parts.ts); the text is what is published (see published.ts). */
-export function readWs(): { text: string; doc: WsDoc } {
-  const doc = bundleWs();
+export function readWs(openapi?: Record<string, unknown>): { text: string; doc: WsDoc } {
+  const doc = bundleWs(openapi);
   return { text: `${JSON.stringify(doc, null, 2)}\n`, doc: doc as unknown as WsDoc };
 }

@@ -35,13 +35,13 @@ const jsonTypeOf = (value: unknown): string[] =>
   value === null ? ['null'] : Array.isArray(value) ? ['array'] : typeof value === 'number' ? (Number.isInteger(value) ? ['integer', 'number'] : ['number']) : [typeof value];
 
 /**
- * Tells apart the frames of a channel whose `type` and `event_type` do not: a stored event
- * (`streamEvent`) from the events channel's notices and client broadcasts, an overlay's or a
- * widget's settings update (`overlaySettingsUpdate`, `widgetSettingsUpdate`) from what another
- * publisher sends there. True when the frame has the message's `event_type` and every required
- * member of its `data` schema with the schema's JSON type (spec/ws-protocol/, `frameShapes`), so
- * the narrowed `data` is what the type says:
+ * Checks a frame's shape against one typed message of its channel (`frameShapes`, from
+ * spec/ws-protocol/): true when the frame has the message's `event_type` and every required member
+ * of its `data` schema with the schema's JSON type, so the narrowed `data` is what the type says.
+ * Every frame of a channel family also carries a required discriminant (`type`, `event_type`, or
+ * `kind` on events:{account_id}), so a plain `switch` narrows without it:
  *
+ *   onMessage: (message) => { if (message.kind === 'event') show(message.data.raw); }
  *   onMessage: (message) => { if (isMessage('streamEvent', message)) show(message.data.raw); }
  */
 export function isMessage<N extends keyof FrameShapeMessages>(name: N, message: { readonly event_type?: unknown; readonly data: unknown }): message is FrameShapeMessages[N] {

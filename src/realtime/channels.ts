@@ -7,7 +7,9 @@
  * binding lives in a later module (extension owners, install resolution) fail closed until that
  * module supplies a resolver.
  */
-import { channels, relays, type ChannelSpec, type WsServerMessage } from '../../generated/ws';
+import { channels, relays, type ChannelRelay, type ChannelSpec, type WsServerMessage } from '../../generated/ws';
+import * as validators from '../../generated/ws-validators';
+import type { WsValidator } from '../../generated/ws-validators';
 import type { AuthContext } from '../auth/context';
 import type { AccountResolver, ChannelRefusal, GateEnforcer, OwnerCheck } from '../auth/gates';
 
@@ -119,7 +121,7 @@ export function relayEnvelope(busChannel: string, socketChannel: string, message
   }
   const relay = relays[busChannel.slice(0, busChannel.indexOf(':'))];
   const at = cursor ? { cursor } : {};
-  if (relay?.form === 'legacy') return { type: relay.envelope, data: payload, ...at } as WsServerMessage;
+  if (relay?.form === 'legacy') return withKind(relay, { type: relay.envelope, data: payload, ...at });
   const body = (payload ?? {}) as { event_type?: unknown; type?: unknown; data?: unknown };
   const eventType = typeof body.event_type === 'string' ? body.event_type : typeof body.type === 'string' ? body.type : relay?.eventTypeDefault;
   return {
@@ -129,4 +131,25 @@ export function relayEnvelope(busChannel: string, socketChannel: string, message
     data: body.data ?? null,
     ...at,
   } as WsServerMessage;
+}
+
+const validatorOf = (message: string) => (validators as unknown as Record<string, WsValidator<unknown>>)[`validate${message[0]!.toUpperCase()}${message.slice(1)}`];
+
+/**
+ * A legacy family's frame with its discriminant (the relay row's `discriminant`): the kind of the
+ * first of the family's messages whose schema the frame validates against (events:{account_id}: a
+ * stored, test or bot event whose data is an Event, then a notice of the service, then a client
+ * broadcast), so every frame of the family says which message it is.
+ */
+function withKind(relay: ChannelRelay, frame: Record<string, unknown>): WsServerMessage {
+  const discriminant = relay.discriminant;
+  if (!discriminant) return frame as WsServerMessage;
+  const { type, data, ...rest } = frame;
+  for (const { kind, message } of discriminant.kinds) {
+    const candidate = { type, [discriminant.member]: kind, data, ...rest };
+    if (validatorOf(message)?.(candidate)) return candidate as WsServerMessage;
+  }
+  // No message takes it (a cursor the schema refuses, say): the family's last, most open kind.
+  const last = discriminant.kinds[discriminant.kinds.length - 1];
+  return { type, ...(last ? { [discriminant.member]: last.kind } : {}), data, ...rest } as WsServerMessage;
 }

@@ -334,10 +334,70 @@ describe('npm run codegen:check', () => {
     expect(result.output).toContain('spec/ws-protocol/modules/sounds.json: $ref #/components/messages/nothing names nothing in the bundled document');
   });
 
+  test('a frame names the REST resource it carries: a copy, a drifted copy, a stale derivation or a reference elsewhere fails with the file and field to edit', async () => {
+    const dir = fresh();
+    // A hand-written copy of the Overlay (what overlays.json held before it referenced the resource),
+    // and a copy of the Widget that drifted (one field short).
+    const overlay = publicOpenapiDocument.components.schemas.Overlay as { properties: Record<string, unknown>; required: string[] };
+    const { version: _version, ...widgetFields } = (publicOpenapiDocument.components.schemas.Widget as { properties: Record<string, unknown> }).properties;
+    edit(dir, 'spec/ws-protocol/modules/overlays.json', (s) =>
+      asyncapi(s, (doc) => {
+        doc.components.schemas = { OverlayCopy: { type: 'object', required: overlay.required, properties: overlay.properties } };
+        doc.components.messages.overlaySettingsUpdate.payload.properties.data = { $ref: '#/components/schemas/OverlayCopy' };
+        doc.components.messages.widgetSettingsUpdate.payload.properties.data = { type: 'object', properties: widgetFields };
+      }),
+    );
+    // A derivation that omits a field the resource does not have, overrides without a reason, and adds one it has.
+    edit(dir, 'spec/ws-protocol/modules/ideas.json', (s) =>
+      asyncapi(s, (doc) => {
+        const derived = doc.components.schemas.Idea['x-derived-from'];
+        derived.omit.priority = 'Ideas have no priority on the board, so frames carry none.';
+        derived.override.my_vote.reason = 'short';
+        derived.add = { title: { reason: 'A frame names the idea it is about.', schema: { type: 'string' } } };
+      }),
+    );
+    // A reference to the resource that is not the published OpenAPI document.
+    edit(dir, 'spec/ws-protocol/modules/notifications.json', (s) =>
+      asyncapi(s, (doc) => {
+        doc.components.messages.notificationCreated.payload.properties.data = { $ref: '../../openapi/modules/notifications.yaml#/components/schemas/Notification' };
+      }),
+    );
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain(
+      'spec/ws-protocol/modules/overlays.json: components.schemas.OverlayCopy: a copy of OpenAPI Overlay (spec/openapi/modules/overlays.yaml); replace it with { "$ref": "../../published/openapi.json#/components/schemas/Overlay" }',
+    );
+    expect(result.output).toContain(
+      'spec/ws-protocol/modules/overlays.json: components.messages.widgetSettingsUpdate.payload.properties.data: a copy of OpenAPI Widget (spec/openapi/modules/overlays.yaml) that drifted from it (lacks version)',
+    );
+    expect(result.output).toContain('spec/ws-protocol/modules/ideas.json: components.schemas.Idea.x-derived-from.omit.priority: OpenAPI Idea (spec/openapi/modules/ideas/board.yaml) has no field priority; remove it from omit');
+    expect(result.output).toContain('spec/ws-protocol/modules/ideas.json: components.schemas.Idea.x-derived-from.override.my_vote: needs a reason (at least 12 characters)');
+    expect(result.output).toContain('spec/ws-protocol/modules/ideas.json: components.schemas.Idea.x-derived-from.add.title: OpenAPI Idea (spec/openapi/modules/ideas/board.yaml) has title already');
+    expect(result.output).toContain(
+      'spec/ws-protocol/modules/notifications.json: $ref ../../openapi/modules/notifications.yaml#/components/schemas/Notification: a frame names a REST resource as ../../published/openapi.json#/components/schemas/<Name>',
+    );
+  });
+
+  test('a derivation that still names a field its REST resource lost fails with the file and field to edit', async () => {
+    const dir = fresh();
+    // The idea frames are derived from the REST Idea; their override names my_vote.
+    edit(dir, 'spec/openapi/modules/ideas/board.yaml', (t) => t.replace('vote_score, comment_count, my_vote, created_at', 'vote_score, comment_count, created_at').replace(/\n {8}my_vote: \{[^\n]*\}(?=\n)/, ''));
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/ws-protocol/modules/ideas.json: components.schemas.Idea.x-derived-from.override.my_vote: OpenAPI Idea (spec/openapi/modules/ideas/board.yaml) has no field my_vote; remove it from override');
+  });
+
   test('fails when a relayed channel has no complete relay entry', async () => {
     const dir = fresh();
     edit(dir, 'spec/ws-protocol/modules/chat.json', (s) => asyncapi(s, (doc) => delete doc.channels.chat['x-relay'].envelope));
     edit(dir, 'spec/ws-protocol/modules/overlays.json', (s) => asyncapi(s, (doc) => delete doc.channels.overlay['x-relay'].event_type_default));
+    // The events channel's discriminant: every message declares its own required kind.
+    edit(dir, 'spec/ws-protocol/modules/events.json', (s) =>
+      asyncapi(s, (doc) => {
+        doc.components.messages.eventsBroadcast.payload.required = doc.components.messages.eventsBroadcast.payload.required.filter((m: string) => m !== 'kind');
+        doc.components.messages.eventsNotice.payload.properties.kind.const = 'event';
+      }),
+    );
     edit(dir, 'spec/ws-protocol/modules/music.json', (s) =>
       asyncapi(s, (doc) => {
         doc.channels.music['x-relay'] = { bus: 'music:{id}', envelope: 'pong', form: 'legacy' };
@@ -348,6 +408,8 @@ describe('npm run codegen:check', () => {
     expect(result.code).toBe(1);
     expect(result.output).toContain('ws channel chat:{account_id}: relay needs envelope (the type of server messages of the channel)');
     expect(result.output).toContain('ws channel overlay:{key}: a lifted relay needs event_type_default');
+    expect(result.output).toContain("ws channel events:{account_id}: message eventsNotice repeats kind event; every message of the family needs its own");
+    expect(result.output).toContain("ws channel events:{account_id}: message eventsBroadcast must declare kind as a required const (the relay's discriminant)");
     expect(result.output).toContain('ws channel music_platform:{account_id}: relay bus music:{id} must carry the placeholders of music_platform:{account_id}');
     expect(result.output).toContain('ws channel music_platform:{account_id}: relay envelope pong lacks data for the legacy form');
   });

@@ -132,13 +132,13 @@ describe('idempotent redelivery on (account, external id)', () => {
     const first = await emit(owner, { type: 'platform_a:subscribe', platform: 'platform_a', raw: { n: 1 }, external_id: externalId });
     expect(first.status).toBe(201);
     const id = (first.body.data as { id: string }).id;
-    expect(await s.next()).toMatchObject({ type: 'event', data: { id, external_id: externalId } });
+    expect(await s.next()).toMatchObject({ type: 'event', kind: 'event', data: { id, external_id: externalId } });
     const again = await emit(owner, { type: 'platform_a:subscribe', platform: 'platform_a', raw: { n: 2 }, external_id: externalId });
     expect(again.status).toBe(200);
     expect(again.body.data).toMatchObject({ id, duplicate: true, event: { id, raw: { n: 1 } } });
     // Nothing more on the socket: a marker test event arrives next.
     await api(t, 'POST', '/events/test', { token: owner.accessToken, body: { type: 'test:marker' } });
-    expect(await s.next()).toMatchObject({ type: 'event', data: { type: 'test:marker' } });
+    expect(await s.next()).toMatchObject({ type: 'event', kind: 'event', data: { type: 'test:marker' } });
     // The same external id in another account is another event.
     const elsewhere = await emit(other, { type: 'platform_a:subscribe', platform: 'platform_a', raw: {}, external_id: externalId });
     expect(elsewhere.status).toBe(201);
@@ -317,7 +317,7 @@ describe('broadcast', () => {
     const res = await emit(owner, { type: 'platform_a:raid', platform: 'platform_a', raw: { viewers: 3 } });
     const id = (res.body.data as { id: string }).id;
     const message = await s.next();
-    expect(message).toEqual({ type: 'event', data: (res.body.data as { event: unknown }).event, cursor: expect.any(String) });
+    expect(message).toEqual({ type: 'event', kind: 'event', data: (res.body.data as { event: unknown }).event, cursor: expect.any(String) });
     // Read back at once: the row is already visible.
     expect((await api(t, 'GET', `/events/${id}`, { token: owner.accessToken })).status).toBe(200);
   });
@@ -327,12 +327,12 @@ describe('broadcast', () => {
     const res = await api(t, 'POST', '/events/test', { token: owner.accessToken, body: { type: 'platform_a:follower', platform: 'platform_a', raw: { user_name: 'Test' } } });
     expect(res.status).toBe(200);
     const event = res.body.data as { id: string };
-    expect(await s.next()).toEqual({ type: 'event', data: event, cursor: expect.any(String) });
+    expect(await s.next()).toEqual({ type: 'event', kind: 'event', data: event, cursor: expect.any(String) });
     expect((await api(t, 'GET', `/events/${event.id}`, { token: owner.accessToken })).status).toBe(404);
     const empty = await api(t, 'POST', '/events/test', { token: owner.accessToken });
     expect(empty.status).toBe(200);
     expect(empty.body.data).toMatchObject({ type: 'test:event', platform: 'test', raw: {}, external_id: null });
-    expect(await s.next()).toMatchObject({ type: 'event', data: { type: 'test:event' } });
+    expect(await s.next()).toMatchObject({ type: 'event', kind: 'event', data: { type: 'test:event' } });
   });
 
   test('emitBotEvent: system keys only; broadcast, never stored', async () => {
@@ -342,7 +342,7 @@ describe('broadcast', () => {
     expect(res.body.errors).toBeUndefined();
     const event = res.body.data!.emitBotEvent as { id: string };
     expect(event).toMatchObject({ eventType: 'platform_a:follower', raw: { username: 'botty', user_id: 'x' }, accountId: owner.accountId });
-    expect(await s.next()).toMatchObject({ type: 'event', data: { id: event.id, type: 'platform_a:follower', account_id: owner.accountId } });
+    expect(await s.next()).toMatchObject({ type: 'event', kind: 'event', data: { id: event.id, type: 'platform_a:follower', account_id: owner.accountId } });
     expect((await api(t, 'GET', `/events/${event.id}`, { token: owner.accessToken })).status).toBe(404);
     const asUser = await gql(t.url, mutation, { a: owner.accountId, r: {} }, { authorization: `Bearer ${owner.accessToken}` });
     expect(asUser.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
@@ -364,7 +364,7 @@ describe('community gift bundling (platform_a)', () => {
     const gift = randomUUID();
     const head = await emit(user, header(gift, 2));
     const event = (head.body.data as { event: { id: string; created_at: string } }).event;
-    expect(await s.next()).toEqual({ type: 'event', data: event, cursor: expect.any(String) });
+    expect(await s.next()).toEqual({ type: 'event', kind: 'event', data: event, cursor: expect.any(String) });
     const first = await emit(user, notice(gift, 1));
     expect(first.status).toBe(201);
     const listed = await api(t, 'GET', '/events', { token: user.accessToken });
@@ -372,7 +372,7 @@ describe('community gift bundling (platform_a)', () => {
     await emit(user, notice(gift, 2));
     // The next message is the patched header: the notices themselves are never broadcast.
     const patched = await s.next();
-    expect(patched).toEqual({ type: 'event', data: { ...event, raw: { community_gift_id: gift, total: 2, user_name: 'gifter', giftRecipients: recipients(1, 2) } }, cursor: expect.any(String) });
+    expect(patched).toEqual({ type: 'event', kind: 'event', data: { ...event, raw: { community_gift_id: gift, total: 2, user_name: 'gifter', giftRecipients: recipients(1, 2) } }, cursor: expect.any(String) });
     const stored = await api(t, 'GET', `/events/${event.id}`, { token: user.accessToken });
     expect((stored.body.data as { raw: unknown }).raw).toMatchObject({ giftRecipients: recipients(1, 2) });
     // A late extra notice does not patch again.
@@ -389,8 +389,8 @@ describe('community gift bundling (platform_a)', () => {
     await emit(user, notice(gift, 2));
     const head = await emit(user, header(gift, 2));
     const event = (head.body.data as { event: { id: string } }).event;
-    expect(await s.next()).toEqual({ type: 'event', data: event, cursor: expect.any(String) });
-    expect(await s.next()).toMatchObject({ type: 'event', data: { id: event.id, raw: { giftRecipients: recipients(1, 2) } } });
+    expect(await s.next()).toEqual({ type: 'event', kind: 'event', data: event, cursor: expect.any(String) });
+    expect(await s.next()).toMatchObject({ type: 'event', kind: 'event', data: { id: event.id, raw: { giftRecipients: recipients(1, 2) } } });
   });
 
   test('an incomplete bundle is aged out by the sweep with the recipients that arrived', async () => {
@@ -399,7 +399,7 @@ describe('community gift bundling (platform_a)', () => {
     const gift = randomUUID();
     const head = await emit(user, header(gift, 5));
     const event = (head.body.data as { event: { id: string; created_at: string } }).event;
-    expect(await s.next()).toEqual({ type: 'event', data: event, cursor: expect.any(String) });
+    expect(await s.next()).toEqual({ type: 'event', kind: 'event', data: event, cursor: expect.any(String) });
     await emit(user, notice(gift, 1));
     expect(await t.app.modules.events.sweepGifts()).toBe(0);
     await t.app.db.knex('events').where({ id: event.id }).update({ created_at: new Date(Date.now() - 120_000) });

@@ -143,8 +143,8 @@ describe('widgets', () => {
   });
 });
 
-/** The data schema of `overlay:update` / `widget:update` as the WebSocket protocol (spec/published/asyncapi.json) declares it (components.schemas). */
-function frameDataSchema(name: 'OverlayUpdateData' | 'WidgetUpdateData'): object {
+/** The data schema of `overlay:update` / `widget:update` as the WebSocket protocol (spec/published/asyncapi.json) declares it: the REST resource (components.schemas). */
+function frameDataSchema(name: 'Overlay' | 'Widget'): object {
   const doc = JSON.parse(readFileSync(path.join(__dirname, '../../spec/published/asyncapi.json'), 'utf8')) as { components: { schemas: Record<string, object> } };
   return doc.components.schemas[name];
 }
@@ -169,7 +169,7 @@ describe('settings and versioned updates', () => {
     expect(updated.body.data).toMatchObject({ id: overlay.id, name: 'Live', settings: { theme: 'light' }, version: 2 });
     const frame = (await source.nextMatching((m) => m.type === 'event')) as { type: string; channel: string; event_type: string; data: unknown };
     expect(frame).toEqual({ type: 'event', channel: `overlay:${overlay.id}`, event_type: 'overlay:update', data: updated.body.data, cursor: expect.any(String) });
-    expect(ajv.validate(frameDataSchema('OverlayUpdateData'), frame.data)).toBe(true);
+    expect(ajv.validate(frameDataSchema('Overlay'), frame.data)).toBe(true);
 
     const stale = await api(t, 'PATCH', `/overlays/${overlay.id}`, { token: owner.accessToken, body: { version: 1, name: 'Lost' } });
     expect(stale.status).toBe(409);
@@ -202,7 +202,7 @@ describe('settings and versioned updates', () => {
     expect(graph.body.data?.updateWidget).toEqual({ id: widget.id, type: 'goal_ring', settings: { target: 200 }, version: 2 });
     const frame = (await source.nextMatching((m) => m.type === 'event')) as { channel: string; event_type: string; data: Record<string, unknown> };
     expect(frame).toMatchObject({ channel: `widget:${widget.id}`, event_type: 'widget:update', data: { id: widget.id, type: 'goal_ring', settings: { target: 200 }, version: 2 } });
-    expect(ajv.validate(frameDataSchema('WidgetUpdateData'), frame.data)).toBe(true);
+    expect(ajv.validate(frameDataSchema('Widget'), frame.data)).toBe(true);
     expect((await api(t, 'PATCH', `/widgets/${widget.id}`, { token: stranger.accessToken, body: { version: 2, name: 'Mine' } })).status).toBe(404);
     const read = await gql(t.url, 'query($id: UUID!) { widget(id: $id) { name type version } widgets { id } }', { id: widget.id }, { authorization: `Bearer ${owner.accessToken}` });
     expect(read.body.data?.widget).toEqual({ name: 'Goal', type: 'goal_ring', version: 2 });

@@ -54,7 +54,7 @@ describe('falling behind', () => {
     // Resubscribing brings the channel back.
     expect(await subscribe(s, `events:${account}`)).toEqual({ type: 'subscribed', channel: `events:${account}` });
     await t.app.bus.publish(`events:${account}`, JSON.stringify({ n: 3 }));
-    expect(await s.next()).toEqual({ type: 'event', data: { n: 3 }, cursor: expect.any(String) });
+    expect(await s.next()).toEqual({ type: 'event', kind: 'broadcast', data: { n: 3 }, cursor: expect.any(String) });
   });
 
   test('behind on every channel: the session queue overflows and the socket is closed (1013)', async () => {
@@ -100,8 +100,10 @@ describe('subscribe failures, token gates, re-check and presence', () => {
       for (const channel of [`overlay:${randomUUID()}`, `widget:${overlayId}`, `events:${owner.accountId}`]) {
         expect(await subscribe(s, channel)).toEqual({ type: 'error', code: 'UNAUTHORIZED', message: `Not authorized to subscribe to ${channel}`, channel });
       }
-      await t.app.bus.publish(`overlay:${overlayId}`, JSON.stringify({ data: { scene: kind } }));
-      expect(await s.next()).toEqual({ type: 'event', channel: `overlay:${overlayId}`, event_type: 'overlay:update', data: { scene: kind }, cursor: expect.any(String) });
+      // The overlay as its committed update answered it; the relay fills the event_type it omits.
+      const overlay = { id: overlayId, account_id: owner.accountId, name: kind, settings: { scene: kind }, version: 2, created_at: new Date().toISOString(), updated_at: new Date().toISOString() };
+      await t.app.bus.publish(`overlay:${overlayId}`, JSON.stringify({ data: overlay }));
+      expect(await s.next()).toEqual({ type: 'event', channel: `overlay:${overlayId}`, event_type: 'overlay:update', data: overlay, cursor: expect.any(String) });
     }
     // A user session is not an overlay token.
     const user = await open(t, { bearer: owner.accessToken });
@@ -116,8 +118,10 @@ describe('subscribe failures, token gates, re-check and presence', () => {
     expect(await subscribe(s, `widget:${widgetId}`)).toEqual({ type: 'subscribed', channel: `widget:${widgetId}` });
     expect(await subscribe(s, `widget:${randomUUID()}`)).toMatchObject({ type: 'error', code: 'UNAUTHORIZED' });
     expect(await subscribe(s, `overlay:${widgetId}`)).toMatchObject({ type: 'error', code: 'UNAUTHORIZED' });
-    await t.app.bus.publish(`widget:${widgetId}`, JSON.stringify({ type: 'widget:config', data: { a: 1 } }));
-    expect(await s.next()).toEqual({ type: 'event', channel: `widget:${widgetId}`, event_type: 'widget:config', data: { a: 1 }, cursor: expect.any(String) });
+    // The event_type lifted from the payload's type (a widget's only frame: its settings update).
+    const widget = { id: widgetId, account_id: owner.accountId, name: 'Goal', type: 'goal_ring', settings: { a: 1 }, version: 2, created_at: new Date().toISOString(), updated_at: new Date().toISOString() };
+    await t.app.bus.publish(`widget:${widgetId}`, JSON.stringify({ type: 'widget:update', data: widget }));
+    expect(await s.next()).toEqual({ type: 'event', channel: `widget:${widgetId}`, event_type: 'widget:update', data: widget, cursor: expect.any(String) });
     const features = t.app.modules.features;
     try {
       await features.setGlobal('feature:widgets', false);
@@ -193,7 +197,7 @@ describe('two nodes on one Redis', () => {
       expect(await subscribe(s, `events:${owner.accountId}`)).toEqual({ type: 'subscribed', channel: `events:${owner.accountId}` });
       const res = await api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follower', platform: 'platform_a', raw: { via: 'A' } } });
       expect(res.status).toBe(201);
-      expect(await s.next()).toEqual({ type: 'event', data: (res.body.data as { event: unknown }).event, cursor: expect.any(String) });
+      expect(await s.next()).toEqual({ type: 'event', kind: 'event', data: (res.body.data as { event: unknown }).event, cursor: expect.any(String) });
     } finally {
       for (const s of opened.splice(0)) s.socket.terminate();
       await b.stop();

@@ -47,9 +47,20 @@ function names(family: Family, id: string): { socket: string; bus: string } {
   return { socket, bus: relays[family].bus.replace(/\{[a-z_]+\}/g, id) };
 }
 
-/** What a socket of the family receives for a publisher's JSON, per Part 2. */
+/**
+ * The events channel's discriminant: an Event (stored, test or bot) is `event`, a notice of the
+ * service (`channel:online` / `channel:offline`) is `notice`, anything else a client broadcast.
+ */
+function eventsKind(published: Record<string, unknown>): string {
+  const isEvent = ['id', 'account_id', 'type', 'platform', 'external_id', 'raw', 'created_at'].every((k) => k in published) && typeof published.raw === 'object';
+  if (isEvent) return 'event';
+  return published.type === 'channel:online' || published.type === 'channel:offline' ? 'notice' : 'broadcast';
+}
+
+/** What a socket of the family receives for a publisher's JSON, per Part 2 (and the events channel's `kind`). */
 function expected(family: Family, socket: string, published: Record<string, unknown>): WsServerMessage {
   const row = SPEC_TABLE[family];
+  if (family === 'events') return { type: row.envelope, kind: eventsKind(published), data: published } as WsServerMessage;
   if (row.form === 'legacy') return { type: row.envelope, data: published } as WsServerMessage;
   const eventType = (published.event_type ?? published.type ?? row.eventTypeDefault) as string | null;
   return { type: 'event', channel: socket, ...(eventType ? { event_type: eventType } : {}), data: published.data ?? null } as WsServerMessage;
@@ -61,7 +72,13 @@ describe('the generated relay table', () => {
     expect(generated).toEqual(SPEC_TABLE);
     for (const [family, relay] of Object.entries(relays)) {
       const channel = channels.find((c) => c.pattern === relay.channel);
-      expect(channel?.relay).toEqual({ bus: relay.bus, envelope: relay.envelope, form: relay.form, eventTypeDefault: relay.eventTypeDefault, resume: relay.resume });
+      expect(channel?.relay).toEqual({ bus: relay.bus, envelope: relay.envelope, form: relay.form, eventTypeDefault: relay.eventTypeDefault, resume: relay.resume, discriminant: relay.discriminant });
+      // Only the events channel's legacy frames come in several messages: the relay sets their kind.
+      expect(relay.discriminant).toEqual(
+        family === 'events'
+          ? { member: 'kind', kinds: [{ kind: 'event', message: 'streamEvent' }, { kind: 'notice', message: 'eventsNotice' }, { kind: 'broadcast', message: 'eventsBroadcast' }] }
+          : null,
+      );
       // The events channel resumes from the stored events; every other relayed family from its buffer.
       expect(relay.resume).toBe(family === 'events' ? 'stored' : 'buffer');
       expect(relay.bus.startsWith(`${family}:`)).toBe(true);
@@ -89,6 +106,28 @@ describe('the generated relay table', () => {
       expect(relayEnvelope(bus, socket, JSON.stringify(published), 's:1-0')).toEqual({ ...expected(family, socket, published), cursor: 's:1-0' });
     }
     expect(relayEnvelope(bus, socket, 'not json')).toBeNull();
+  });
+
+  test('every events frame says which message it is: an Event, a notice of the service or a client broadcast', () => {
+    const account = randomUUID();
+    const { socket, bus } = names('events', account);
+    const event = { id: randomUUID(), account_id: account, type: 'platform_a:follower', platform: 'platform_a', external_id: null, raw: { user: 'u1' }, created_at: '2026-11-28T12:00:00.000Z' };
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [event, 'event'],
+      // A test event is an Event too (never stored, so no cursor).
+      [{ ...event, type: 'test:follower', platform: 'test' }, 'event'],
+      [{ type: 'channel:online', account_id: account, platform: 'platform_a', platform_channel_id: '42', event_id: event.id, raw: {}, at: event.created_at }, 'notice'],
+      [{ type: 'channel:offline', platform: 'platform_a' }, 'notice'],
+      // A client broadcast, even one that looks like an event but is not one.
+      [{ type: 'obs:action', action: 'scene' }, 'broadcast'],
+      [{ ...event, raw: 'not an object' }, 'broadcast'],
+      [{ ...event, id: 'not-a-uuid' }, 'broadcast'],
+    ];
+    for (const [published, kind] of cases) {
+      const envelope = relayEnvelope(bus, socket, JSON.stringify(published));
+      assertServerEnvelope(envelope);
+      expect(envelope).toEqual({ type: 'event', kind, data: published });
+    }
   });
 
   test('channels without a relay row have no bus channel', () => {

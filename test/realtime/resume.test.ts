@@ -125,7 +125,7 @@ describe('resume over real connections', () => {
     expect(await first.next()).toEqual({ type: 'subscribed', channel });
     const one = await emit(1);
     const seen = await first.next();
-    expect(seen).toEqual({ type: 'event', data: one, cursor: expect.any(String) });
+    expect(seen).toEqual({ type: 'event', kind: 'event', data: one, cursor: expect.any(String) });
     first.close();
     await first.closed;
 
@@ -135,12 +135,12 @@ describe('resume over real connections', () => {
     const again = await open(t, owner.accessToken, opened);
     again.send({ type: 'subscribe', channel, since: cursorOf(seen) });
     expect(await again.next()).toEqual({ type: 'subscribed', channel });
-    expect(await again.next()).toEqual({ type: 'event', data: two, cursor: expect.any(String) });
+    expect(await again.next()).toEqual({ type: 'event', kind: 'event', data: two, cursor: expect.any(String) });
     const replayedThree = await again.next();
-    expect(replayedThree).toEqual({ type: 'event', data: three, cursor: expect.any(String) });
+    expect(replayedThree).toEqual({ type: 'event', kind: 'event', data: three, cursor: expect.any(String) });
     const four = await emit(4);
     const live = await again.next();
-    expect(live).toEqual({ type: 'event', data: four, cursor: expect.any(String) });
+    expect(live).toEqual({ type: 'event', kind: 'event', data: four, cursor: expect.any(String) });
     expect(compareCursors(cursorOf(replayedThree), cursorOf(live))).toBeLessThan(0);
     await nothingMore(again);
   });
@@ -163,7 +163,7 @@ describe('resume over real connections', () => {
     expect(await s.next()).toEqual({ type: 'subscribed', channel: events });
     expect(await s.next()).toMatchObject({ type: 'error', code: 'RESUME_GAP', channel: events });
     const res = await api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follower', platform: 'platform_a', raw: {} } });
-    expect(await s.next()).toEqual({ type: 'event', data: (res.body.data as { event: unknown }).event, cursor: expect.any(String) });
+    expect(await s.next()).toEqual({ type: 'event', kind: 'event', data: (res.body.data as { event: unknown }).event, cursor: expect.any(String) });
   });
 
   test('a since older than the bounded buffer is RESUME_GAP', async () => {
@@ -221,14 +221,14 @@ describe('resume across two nodes on one Redis and PostgreSQL', () => {
       const onB = await open(b, owner.accessToken, opened);
       onB.send({ type: 'subscribe', channel: events, since: lastEvent });
       expect(await onB.next()).toEqual({ type: 'subscribed', channel: events });
-      expect(await onB.next()).toEqual({ type: 'event', data: two, cursor: expect.any(String) });
+      expect(await onB.next()).toEqual({ type: 'event', kind: 'event', data: two, cursor: expect.any(String) });
       const chatOnB = await open(b, key.key, opened);
       chatOnB.send({ type: 'subscribe', channel: chat, since: lastChat });
       expect(await chatOnB.next()).toEqual({ type: 'subscribed', channel: chat });
       expect(await chatOnB.next()).toEqual({ type: 'chat:message', data: { id: 'c2', message: 'two' }, cursor: expect.any(String) });
       // Live again, from either node's publishers, in the stream's one order.
       const three = await emit(t, 3);
-      expect(await onB.next()).toEqual({ type: 'event', data: three, cursor: expect.any(String) });
+      expect(await onB.next()).toEqual({ type: 'event', kind: 'event', data: three, cursor: expect.any(String) });
       await t.app.bus.publish(chat, JSON.stringify({ id: 'c3', message: 'three' }));
       expect(await chatOnB.next()).toEqual({ type: 'chat:message', data: { id: 'c3', message: 'three' }, cursor: expect.any(String) });
       await nothingMore(onB);

@@ -157,6 +157,6 @@ describe('the outbound queue is capped in bytes', () => {
     const owner = await devLogin(t);
     const socket = await reader(t, owner.accountId!);
     for (let i = 0; i < 5; i += 1) await t.app.bus.publish(`events:${owner.accountId}`, JSON.stringify({ n: i }));
-    for (let i = 0; i < 5; i += 1) expect(await socket.next()).toEqual({ type: 'event', data: { n: i }, cursor: expect.any(String) });
+    for (let i = 0; i < 5; i += 1) expect(await socket.next()).toEqual({ type: 'event', kind: 'broadcast', data: { n: i }, cursor: expect.any(String) });
   });
 });

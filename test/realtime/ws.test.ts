@@ -181,7 +181,7 @@ describe('WebSocket /v1/ws', () => {
     expect(await s.next()).toEqual({ type: 'unsubscribed', channel: dropped });
     await t.app.bus.publish(dropped, JSON.stringify({ leaked: true }));
     await t.app.bus.publish(kept, JSON.stringify({ marker: true }));
-    expect(await s.next()).toEqual({ type: 'event', data: { marker: true }, cursor: expect.any(String) });
+    expect(await s.next()).toEqual({ type: 'event', kind: 'broadcast', data: { marker: true }, cursor: expect.any(String) });
   });
 
   test('anonymous subscribe to events:<uuid> and to an unknown channel is UNAUTHORIZED with the channel set', async () => {
@@ -199,7 +199,7 @@ describe('WebSocket /v1/ws', () => {
     expect(await subscribe(listener, channel)).toEqual({ type: 'subscribed', channel });
     const sender = await session(t.wsUrl, bearer(keys.events.key));
     sender.send({ type: 'broadcast', channel, payload: JSON.stringify({ hello: 1 }) });
-    expect(await listener.next()).toEqual({ type: 'event', data: { hello: 1 }, cursor: expect.any(String) });
+    expect(await listener.next()).toEqual({ type: 'event', kind: 'broadcast', data: { hello: 1 }, cursor: expect.any(String) });
     // The sender is not subscribed and gets no reply to a successful broadcast.
     sender.send({ type: 'ping' });
     expect(await sender.next()).toEqual({ type: 'pong' });
@@ -231,7 +231,7 @@ describe('WebSocket /v1/ws', () => {
     // permitted session (the bus keeps one publisher's order, embedded and on Redis).
     const writer = await session(t.wsUrl, bearer(keys.events.key));
     writer.send({ type: 'broadcast', channel, payload: JSON.stringify({ marker: true }) });
-    expect(await listener.next()).toEqual({ type: 'event', data: { marker: true }, cursor: expect.any(String) });
+    expect(await listener.next()).toEqual({ type: 'event', kind: 'broadcast', data: { marker: true }, cursor: expect.any(String) });
   });
 
   test('a system key with the resource wildcard events:* may subscribe; *:* grants nothing', async () => {

@@ -2,19 +2,14 @@
  * Typed live payloads: what a consumer can tell apart on a channel without a cast.
  *
  * - The protocol document (spec/published/asyncapi.json, what the SDK's socket types are generated
- *   from): every channel whose frames come in several messages must tell them apart by a required
- *   `type` or `event_type` with disjoint values. Three families cannot on today's wire, and are
- *   listed here so that a fourth fails: events:{account_id} (a stored event and a notice or client
- *   broadcast are both `{ type: "event", data }`: Part 2 relays the publisher's JSON as it is),
- *   overlay:{key} and widget:{widget_instance_id} (the relay fills a missing `event_type` with
- *   `overlay:update` / `widget:update`, so the typed settings update shares its event_type with
- *   whatever another publisher sends). Telling those apart by a discriminant needs a field on the
- *   wire; until then the SDK's `isMessage` tells their typed messages apart by shape, from the
- *   same document (`frameShapes`), and is checked here against real frames of both kinds.
- * - A consumer file that narrows the discriminated families by `type`, `event_type` and chat's
- *   `data.type`, with exhaustive switches, and the other three with `isMessage`, all without a
- *   cast, compiled with `tsc --strict` against the SDK's sources (as
- *   test/sdk/readme-examples.test.ts does for the guide).
+ *   from): every channel whose frames come in several messages tells them apart by a required
+ *   `type`, `event_type` or `kind` (the events channel's discriminant, which the relay sets on every
+ *   frame) with disjoint values. No channel is exempt.
+ * - A consumer file that narrows every family by `type`, `event_type`, `kind` and chat's
+ *   `data.type`, with plain switches (exhaustive where the family is closed) and no cast,
+ *   compiled with `tsc --strict` against the SDK's sources (as test/sdk/readme-examples.test.ts
+ *   does for the guide). `isMessage`, which consumers used while three families could not be told
+ *   apart on the wire, still narrows by shape and is checked against frames of each kind.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,8 +21,8 @@ import { frameShapes, isMessage, type ChannelMessage } from '../../sdk/src/index
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '../..');
 
-/** Channels whose frames the wire gives nothing to tell apart (see the header). */
-const NOT_DISCRIMINATED_ON_THE_WIRE = ['events:{account_id}', 'overlay:{key}', 'widget:{widget_instance_id}'];
+/** The discriminants a frame may carry: the session's `type`, a lifted family's `event_type`, the events channel's `kind`. */
+const DISCRIMINANTS = ['type', 'event_type', 'kind'];
 
 type Schema = { const?: unknown; enum?: unknown[]; $ref?: string };
 type Payload = { required?: string[]; properties?: Record<string, Schema> };
@@ -44,9 +39,9 @@ function discriminantValues(payload: Payload, property: string): unknown[] | nul
   return Array.isArray(schema?.enum) ? schema.enum : null;
 }
 
-/** Two payloads are told apart when `type` or `event_type` is required in both with no value in common. */
+/** Two payloads are told apart when a discriminant is required in both with no value in common. */
 function distinguishable(a: Payload, b: Payload): boolean {
-  return ['type', 'event_type'].some((property) => {
+  return DISCRIMINANTS.some((property) => {
     const left = discriminantValues(a, property);
     const right = discriminantValues(b, property);
     return left !== null && right !== null && left.every((value) => !right.includes(value));
@@ -126,19 +121,41 @@ export function publicStats(message: ChannelMessage<'public-stats:{platform}:{br
   }
 }
 
-// The families the wire cannot tell apart: the SDK checks the frame's shape against the spec.
-export function streamEvent(message: ChannelMessage<'events:{account_id}'>): string | null {
-  if (isMessage('streamEvent', message)) return message.data.type + ' ' + message.data.created_at + ' ' + Object.keys(message.data.raw).length;
-  return null;
+export function streamEvent(message: ChannelMessage<'events:{account_id}'>): string {
+  switch (message.kind) {
+    case 'event':
+      return message.data.type + ' ' + message.data.created_at + ' ' + Object.keys(message.data.raw).length + ' ' + (message.data.external_id ?? '');
+    case 'notice':
+      return message.data.type;
+    case 'broadcast':
+      return JSON.stringify(message.data);
+    default:
+      return never(message);
+  }
 }
 
-export function overlay(message: ChannelMessage<'overlay:{key}'>): number | null {
-  if (isMessage('overlaySettingsUpdate', message)) return message.data.version + Object.keys(message.data.settings).length;
-  return null;
+// One message each: every frame is the settings update, its event_type says so.
+export function overlay(message: ChannelMessage<'overlay:{key}'>): number {
+  const eventType: 'overlay:update' = message.event_type;
+  return eventType.length + message.data.version + Object.keys(message.data.settings).length;
 }
 
-export function widget(message: ChannelMessage<'widget:{widget_instance_id}'>): string | null {
-  return isMessage('widgetSettingsUpdate', message) ? message.data.type : null;
+export function widget(message: ChannelMessage<'widget:{widget_instance_id}'>): string {
+  const eventType: 'widget:update' = message.event_type;
+  return eventType + message.data.type;
+}
+
+export function notification(message: ChannelMessage<'notifications:{user_id}'>): string {
+  return message.data.status;
+}
+
+// Code written for isMessage still compiles and narrows.
+export function storedEventByShape(message: ChannelMessage<'events:{account_id}'>): string | null {
+  return isMessage('streamEvent', message) ? message.data.platform : null;
+}
+
+export function overlayByShape(message: ChannelMessage<'overlay:{key}'>): number | null {
+  return isMessage('overlaySettingsUpdate', message) ? message.data.version : null;
 }
 
 export function chat(message: ChannelMessage<'chat:{account_id}'>): string {
@@ -165,7 +182,7 @@ describe('typed live payloads', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('every channel with several messages tells them apart by a required type or event_type, but for the three the wire cannot', () => {
+  test('every channel with several messages tells them apart by a required type, event_type or kind', () => {
     const doc = JSON.parse(readFileSync(path.join(root, 'spec/published/asyncapi.json'), 'utf8')) as Document;
     const payloadOf = (message: { $ref?: string; payload?: Payload }): Payload => (message.$ref ? doc.components.messages[message.$ref.split('/').pop()!]!.payload! : message.payload!);
     const undiscriminated: string[] = [];
@@ -175,25 +192,25 @@ describe('typed live payloads', () => {
       const apart = payloads.every((a, i) => payloads.every((b, j) => i >= j || distinguishable(a, b)));
       if (!apart) undiscriminated.push(channel.address);
     }
-    expect(undiscriminated.sort()).toEqual([...NOT_DISCRIMINATED_ON_THE_WIRE].sort());
+    expect(undiscriminated).toEqual([]);
   });
 
-  test('isMessage tells a stored event from a notice, and a settings update from another publisher\'s update', () => {
+  test('isMessage still tells a stored event from a notice or broadcast, and a settings update by its shape', () => {
     const row = { id: '6f1c1f9e-8a3b-4c55-9d6e-0a1b2c3d4e5f', account_id: '0c0ffee0-0000-4000-8000-000000000001', type: 'platform_a:follower', platform: 'platform_a', external_id: null, raw: { user_name: 'ada' }, created_at: '2026-11-28T12:00:00.000Z' };
-    const stored: ChannelMessage<'events:{account_id}'> = { type: 'event', data: row, cursor: 'e:1:x' };
-    const online: ChannelMessage<'events:{account_id}'> = { type: 'event', data: { type: 'channel:online', account_id: row.account_id, platform: 'platform_a', platform_channel_id: '42', event_id: row.id, raw: {}, at: row.created_at } };
-    const broadcast: ChannelMessage<'events:{account_id}'> = { type: 'event', data: { ...row, raw: 'not an object' } };
+    const stored: ChannelMessage<'events:{account_id}'> = { type: 'event', kind: 'event', data: row, cursor: 'e:1:x' };
+    const online: ChannelMessage<'events:{account_id}'> = { type: 'event', kind: 'notice', data: { type: 'channel:online', account_id: row.account_id, platform: 'platform_a', platform_channel_id: '42', event_id: row.id, raw: {}, at: row.created_at } };
+    const broadcast: ChannelMessage<'events:{account_id}'> = { type: 'event', kind: 'broadcast', data: { ...row, raw: 'not an object' } };
     expect([stored, online, broadcast].map((m) => isMessage('streamEvent', m))).toEqual([true, false, false]);
 
     const overlay = { id: row.id, account_id: row.account_id, name: 'Alerts', settings: { color: 'red' }, version: 3, created_at: row.created_at, updated_at: row.created_at };
     const settings: ChannelMessage<'overlay:{key}'> = { type: 'event', channel: 'overlay:k', event_type: 'overlay:update', data: overlay };
-    const otherPublisher: ChannelMessage<'overlay:{key}'> = { type: 'event', channel: 'overlay:k', event_type: 'overlay:update', data: { text: 'hello' } };
     const fractional: ChannelMessage<'overlay:{key}'> = { type: 'event', channel: 'overlay:k', event_type: 'overlay:update', data: { ...overlay, version: 1.5 } };
-    const otherType: ChannelMessage<'overlay:{key}'> = { type: 'event', channel: 'overlay:k', event_type: 'alert:show', data: overlay };
-    expect([settings, otherPublisher, fractional, otherType].map((m) => isMessage('overlaySettingsUpdate', m))).toEqual([true, false, false, false]);
+    expect([settings, fractional].map((m) => isMessage('overlaySettingsUpdate', m))).toEqual([true, false]);
+    // Anything else on the wire (an older server's frame, say) is not taken for a settings update.
+    expect(isMessage('overlaySettingsUpdate', { event_type: 'overlay:update', data: { text: 'hello' } })).toBe(false);
+    expect(isMessage('overlaySettingsUpdate', { event_type: 'alert:show', data: overlay })).toBe(false);
 
-    // One shape for each typed message of the three families, and none for the others.
-    expect(Object.keys(frameShapes).sort()).toEqual(['overlaySettingsUpdate', 'streamEvent', 'widgetSettingsUpdate']);
+    expect(Object.keys(frameShapes)).toEqual(expect.arrayContaining(['overlaySettingsUpdate', 'streamEvent', 'widgetSettingsUpdate']));
   });
 
   test('a consumer narrows the discriminated families without a cast under tsc --strict', async () => {

@@ -61,12 +61,12 @@ export type WsChatUserTreatmentUpdate = {
 
 export type WsErrorCode = "UNAUTHORIZED" | "FEATURE_DISABLED" | "TOKEN_REVOKED" | "TOKEN_EXPIRED" | "SUBSCRIBE_FAILED" | "CHANNEL_DROPPED" | "INVALID_FORMAT" | "MESSAGE_TOO_LARGE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_SERVER_ERROR" | "RESUME_GAP";
 
-export type WsEventRow = {
+export type WsEvent = {
   "id": string;
   "account_id": string;
   "type": string;
   "platform": string;
-  "external_id"?: string | null;
+  "external_id": string | null;
   "raw": Record<string, unknown>;
   "created_at": string;
 };
@@ -84,18 +84,66 @@ export type WsExtensionUpdatedData = {
 
 export type WsIdea = {
   "id": string;
-  "title"?: string;
-  "status"?: string;
-  "my_vote"?: null;
+  "title": string;
+  "description": string;
+  "status": string;
+  "category_id": string | null;
+  "category": {
+  "id": string;
+  "name": string;
+} | null;
+  "tags": Array<WsIdeaTag>;
+  "author_id": string | null;
+  "author": {
+  "id": string;
+  "display_name": string;
+  "avatar_url": string | null;
+} | null;
+  "vote_count_up": number;
+  "vote_count_down": number;
+  "vote_score": number;
+  "comment_count": number;
+  "my_vote": null;
+  "created_at": string;
+  "updated_at": string;
 };
 
 export type WsIdeaComment = {
   "id": string;
   "idea_id": string;
-  "my_vote"?: null;
+  "parent_id": string | null;
+  "author_id": string | null;
+  "author": {
+  "id": string;
+  "display_name": string;
+  "avatar_url": string | null;
+} | null;
+  "body": string;
+  "mentions": Array<string>;
+  "vote_count_up": number;
+  "vote_count_down": number;
+  "my_vote": null;
+  "is_deleted": boolean;
+  "created_at": string;
+  "updated_at": string;
 };
 
-export type WsOverlayUpdateData = {
+export type WsIdeaTag = {
+  "id": string;
+  "name": string;
+  "created_at": string;
+};
+
+export type WsNotification = {
+  "id": string;
+  "type": string;
+  "data": Record<string, unknown>;
+  "status": "unread" | "read" | "accepted" | "declined";
+  "created_at": string;
+  "read_at": string | null;
+};
+
+export type WsOverlay = {
   "id": string;
   "account_id": string;
   "name": string;
@@ -129,11 +177,11 @@ export type WsSoundStop = {
 };
 
 export type WsSoundTarget = {
-  "type": "overlay" | "widget";
+  "type": "widget" | "overlay";
   "id": string;
 };
 
-export type WsWidgetUpdateData = {
+export type WsWidget = {
   "id": string;
   "account_id": string;
   "name": string;
@@ -194,11 +242,28 @@ export type WsErrorMessage = {
   "channel"?: string;
 };
 
-/** eventsNotice: Events channel notice (server message `event`) */
-export type WsEventsNoticeMessage = {
+/** eventsBroadcast: Events channel client broadcast (server message `event`) */
+export type WsEventsBroadcastMessage = {
   "type": "event";
   "data": unknown;
   "cursor"?: string;
+  "kind": "broadcast";
+};
+
+/** eventsNotice: Events channel notice (server message `event`) */
+export type WsEventsNoticeMessage = {
+  "type": "event";
+  "data": {
+  "type": "channel:online" | "channel:offline";
+  "account_id"?: string;
+  "platform"?: string;
+  "platform_channel_id"?: string | null;
+  "event_id"?: string;
+  "raw"?: Record<string, unknown>;
+  "at"?: string;
+};
+  "cursor"?: string;
+  "kind": "notice";
 };
 
 /** extInstallLog: Extension install log line (server message `event`) */
@@ -304,14 +369,7 @@ export type WsNotificationCreatedMessage = {
   "type": "event";
   "channel": string;
   "event_type": "notification:created";
-  "data": {
-  "id": string;
-  "type": string;
-  "data": Record<string, unknown>;
-  "status": "unread" | "read" | "accepted" | "declined";
-  "created_at": string;
-  "read_at": string | null;
-};
+  "data": WsNotification;
   "cursor"?: string;
 };
 
@@ -319,17 +377,8 @@ export type WsNotificationCreatedMessage = {
 export type WsOverlaySettingsUpdateMessage = {
   "type": "event";
   "channel": string;
-  "event_type"?: "overlay:update";
-  "data": WsOverlayUpdateData;
-  "cursor"?: string;
-};
-
-/** overlayUpdate: Overlay update (server message `event`) */
-export type WsOverlayUpdateMessage = {
-  "type": "event";
-  "channel": string;
-  "event_type"?: string;
-  "data": unknown;
+  "event_type": "overlay:update";
+  "data": WsOverlay;
   "cursor"?: string;
 };
 
@@ -407,8 +456,9 @@ export type WsSoundStopMessage = {
 /** streamEvent: Stream event (server message `event`) */
 export type WsStreamEventMessage = {
   "type": "event";
-  "data": WsEventRow;
+  "data": WsEvent;
   "cursor"?: string;
+  "kind": "event";
 };
 
 /** subscribe: Subscribe (client message `subscribe`) */
@@ -447,17 +497,8 @@ export type WsWelcomeMessage = {
 export type WsWidgetSettingsUpdateMessage = {
   "type": "event";
   "channel": string;
-  "event_type"?: "widget:update";
-  "data": WsWidgetUpdateData;
-  "cursor"?: string;
-};
-
-/** widgetUpdate: Widget update (server message `event`) */
-export type WsWidgetUpdateMessage = {
-  "type": "event";
-  "channel": string;
-  "event_type"?: string;
-  "data": unknown;
+  "event_type": "widget:update";
+  "data": WsWidget;
   "cursor"?: string;
 };
 
@@ -468,7 +509,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsNotificationCreatedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsBroadcastMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsExtUpdatedMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsLoginAssignmentUpdateMessage | WsNotificationCreatedMessage | WsOverlaySettingsUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -632,7 +673,7 @@ export type ChannelFamily = keyof typeof channelFamilies;
 export interface ChannelMessages {
   "automations:{account_id}": WsAutomationUpdateMessage;
   "chat:{account_id}": WsChatUpdateMessage;
-  "events:{account_id}": WsStreamEventMessage | WsEventsNoticeMessage;
+  "events:{account_id}": WsStreamEventMessage | WsEventsNoticeMessage | WsEventsBroadcastMessage;
   "ext-install-logs:{account_id}": WsExtInstallLogMessage;
   "ext-logs:{extension_id}": WsExtLogMessage;
   "ext-storage:{install_id}": WsExtStorageUpdateMessage | WsExtUpdatedMessage;
@@ -642,11 +683,11 @@ export interface ChannelMessages {
   "login-assignments:{id}": WsLoginAssignmentUpdateMessage;
   "music_platform:{account_id}": WsMusicNowPlayingMessage;
   "notifications:{user_id}": WsNotificationCreatedMessage;
-  "overlay:{key}": WsOverlayUpdateMessage | WsOverlaySettingsUpdateMessage;
+  "overlay:{key}": WsOverlaySettingsUpdateMessage;
   "presence:{resource_channel}": WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage;
   "public-stats:{platform}:{broadcast_id}": WsPublicStatsBootstrapMessage | WsPublicStatsUpdateMessage;
   "sounds:{account_id}": WsSoundPlayMessage | WsSoundStopMessage;
-  "widget:{widget_instance_id}": WsWidgetUpdateMessage | WsWidgetSettingsUpdateMessage;
+  "widget:{widget_instance_id}": WsWidgetSettingsUpdateMessage;
 }
 
 /** Families a client may broadcast to (with the permission the spec names). */
@@ -666,19 +707,36 @@ export const wsLimits = {
 } as const;
 
 /**
- * Messages of a channel that `type` and `event_type` cannot tell apart from their siblings,
- * with what identifies each by shape (`isMessage` in the SDK checks a frame against it): the
- * `event_type` it declares and the JSON types of the required members of its `data`.
+ * The typed messages of the channel families, with what identifies each by shape
+ * (`isMessage` in the SDK checks a frame against it): the `event_type` it declares and the JSON
+ * types of the required members of its `data`. Their frames also differ by a required
+ * discriminant (`type`, `event_type` or `kind`): a `switch` on it narrows them too.
  */
 export const frameShapes = {
+  "commentChange": {"eventType":null,"data":{"id":["string"],"idea_id":["string"],"parent_id":["string","null"],"author_id":["string","null"],"author":["object","null"],"body":["string"],"mentions":["array"],"vote_count_up":["integer"],"vote_count_down":["integer"],"my_vote":["null"],"is_deleted":["boolean"],"created_at":["string"],"updated_at":["string"]}},
+  "extUpdated": {"eventType":"extension:updated","data":{"install_id":["string"],"extension_id":["string"],"version_id":["string"],"version":["string"],"status":[],"sha256":["string"],"url":["string"],"dev_mode":[]}},
+  "ideaChange": {"eventType":null,"data":{"id":["string"],"title":["string"],"description":["string"],"status":["string"],"category_id":["string","null"],"category":["object","null"],"tags":["array"],"author_id":["string","null"],"author":["object","null"],"vote_count_up":["integer"],"vote_count_down":["integer"],"vote_score":["integer"],"comment_count":["integer"],"my_vote":["null"],"created_at":["string"],"updated_at":["string"]}},
+  "notificationCreated": {"eventType":null,"data":{"id":["string"],"type":["string"],"data":["object"],"status":["string"],"created_at":["string"],"read_at":["string","null"]}},
   "overlaySettingsUpdate": {"eventType":"overlay:update","data":{"id":["string"],"account_id":["string"],"name":["string"],"settings":["object"],"version":["integer"],"created_at":["string"],"updated_at":["string"]}},
-  "streamEvent": {"eventType":null,"data":{"id":["string"],"account_id":["string"],"type":["string"],"platform":["string"],"raw":["object"],"created_at":["string"]}},
+  "presenceJoin": {"eventType":"presence:join","data":{"session_id":["string"]}},
+  "presenceLeave": {"eventType":"presence:leave","data":{"session_id":["string"]}},
+  "soundPlay": {"eventType":"sound:play","data":{"sound_id":["string"],"name":["string"],"volume":["number"],"stream_url":["string"]}},
+  "soundStop": {"eventType":"sound:stop","data":{"sound_id":["string"]}},
+  "streamEvent": {"eventType":null,"data":{"id":["string"],"account_id":["string"],"type":["string"],"platform":["string"],"external_id":["string","null"],"raw":["object"],"created_at":["string"]}},
   "widgetSettingsUpdate": {"eventType":"widget:update","data":{"id":["string"],"account_id":["string"],"name":["string"],"type":["string"],"settings":["object"],"version":["integer"],"created_at":["string"],"updated_at":["string"]}},
 } as const;
 
 /** The message type of each entry of `frameShapes`. */
 export interface FrameShapeMessages {
+  "commentChange": WsCommentChangeMessage;
+  "extUpdated": WsExtUpdatedMessage;
+  "ideaChange": WsIdeaChangeMessage;
+  "notificationCreated": WsNotificationCreatedMessage;
   "overlaySettingsUpdate": WsOverlaySettingsUpdateMessage;
+  "presenceJoin": WsPresenceJoinMessage;
+  "presenceLeave": WsPresenceLeaveMessage;
+  "soundPlay": WsSoundPlayMessage;
+  "soundStop": WsSoundStopMessage;
   "streamEvent": WsStreamEventMessage;
   "widgetSettingsUpdate": WsWidgetSettingsUpdateMessage;
 }
