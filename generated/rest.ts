@@ -12789,7 +12789,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:sounds"
     },
-    "graphql": null,
+    "graphql": "Mutation.uploadSound",
     "internal": false,
     "responses": {
       "201": "application/json",
