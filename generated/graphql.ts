@@ -18,8 +18,11 @@ export type Scalars = {
   /** Any JSON value; passed through untouched. */
   JSON: { input: unknown; output: unknown; }
   /**
-   * A file of a multipart request (the GraphQL multipart request convention: form fields `operations`,
-   * then `map`, then the files). Only a file of such a request fills it; any other value is refused.
+   * A file of a multipart request to POST /v1/gql (the GraphQL multipart request convention: form
+   * fields `operations`, then `map`, then the file; at most one file, filling one argument). The request
+   * must carry a non-empty `GraphQL-Require-Preflight` or `Apollo-Require-Preflight` header (CSRF), may
+   * run upload mutations only, and a malformed one is 400 BAD_REQUEST. Only a file of such a request
+   * fills it; any other value is refused (VALIDATION_ERROR).
    */
   Upload: { input: Upload; output: Upload; }
 };

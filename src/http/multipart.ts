@@ -22,7 +22,7 @@ export interface FormLimits {
   fields: number;
   /** Bytes of one text field's value; a longer one reaches `field` with `truncated`. */
   fieldSize: number;
-  /** Parts of any kind; one more is malformed. */
+  /** Parts of any kind: busboy signals the limit when the last part counted ends, so a form reaching it is malformed. */
   parts: number;
 }
 

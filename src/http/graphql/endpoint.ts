@@ -16,6 +16,10 @@
  * before execution) is HTTP 400 with `errors` and no `data`; a rate limit is 429 and an
  * idempotency-key conflict 409; everything else is 200, with `errors[]` naming the fields that
  * failed (their `extensions.code` is the REST code).
+ *
+ * Uploads (`Upload` arguments) come as multipart requests (multipart.ts): they must carry a
+ * preflight header (CSRF), their shape is refused with 400 before anything runs, they may run
+ * upload mutations only, and a body that fails once its upload is streaming is answered 400 too.
  */
 import {
   execute,

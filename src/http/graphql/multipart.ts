@@ -116,7 +116,8 @@ export function readMultipartRequest(raw: { readonly body: Readable; header(name
 
     const form = readForm(
       raw,
-      { files: MAX_FILES, fields: 2, fieldSize: MAX_OPERATIONS_BYTES, parts: 2 + MAX_FILES },
+      // One part and field more than a full request has: the one too many is refused by name.
+      { files: MAX_FILES, fields: 3, fieldSize: MAX_OPERATIONS_BYTES, parts: 2 + MAX_FILES + 1 },
       {
         field(name, value, truncated) {
           if (stage === 'operations') {

@@ -226,8 +226,14 @@ export function createSoundsService(deps: {
         callback(null, chunk);
       },
     });
-    // The source broken off (the client gone, the form refused): the store fails with it.
+    // The source broken off (the client gone, the form refused), maybe before it reached here: the
+    // store fails with it.
+    const brokenOff = () => (source.errored as Error | null) ?? malformedMultipart();
+    if (source.destroyed) meter.destroy(brokenOff());
     source.on('error', (error: Error) => meter.destroy(error));
+    source.on('close', () => {
+      if (!source.readableEnded) meter.destroy(brokenOff());
+    });
     source.pipe(meter);
     try {
       const { size } = await blobs.put(key, meter);
