@@ -3,7 +3,7 @@
  * multipart request convention: `operations`, `map`, then the file) creates the same sound REST's
  * POST /v1/sounds creates from the same bytes; every refusal answers the code and message REST
  * answers (unsupported type, too large also mid-stream, no file, the plan's count and storage
- * limits, a bad name, the gate) and leaves no row and no blob; a malformed multipart shape is a
+ * limits, a bad name, the gate, an extension's own limits) and leaves no row and no blob; a malformed multipart shape is a
  * 400 BAD_REQUEST before anything runs; the preflight header guards against cross-site posts.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,6 +15,7 @@ import path from 'node:path';
 import { CORS_ALLOWED_HEADERS } from '../../src/http/cors';
 import { fixtures, wav } from '../fixtures/audio/make';
 import { gql, useTestApp, type TestApp } from '../helpers/app';
+import { approvedDeveloper, installExtension, publishedExtension } from '../helpers/extensions';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
 const audio = (name: keyof typeof fixtures) => readFileSync(path.join(__dirname, '../fixtures/audio', name));
@@ -304,5 +305,36 @@ describe.each(['fs', 'database'] as const)('GraphQL uploadSound on the %s blob s
 
   test('the service still answers after every refusal', async () => {
     expect((await gqlUpload(t, owner, TONE, { name: 'after' })).body.data?.uploadSound).toMatchObject({ name: 'after' });
+  });
+});
+
+describe('GraphQL uploadSound with an extension token', () => {
+  const adminEmail = `ops-${randomUUID()}@example.test`;
+  const t = useTestApp({ auth: { bootstrap_admins: [adminEmail] } });
+
+  test("held to the extension's own limits with REST's codes and messages; the sound names the extension", async () => {
+    const admin = await devLogin(t, adminEmail);
+    const dev = await approvedDeveloper(t, admin);
+    const ext = await publishedExtension(t, dev, admin, 'Soundboard', ['sounds:read', 'sounds:create']);
+    const creator = await devLogin(t);
+    const { token } = await installExtension(t, creator, ext, ['sounds:read', 'sounds:create']);
+    const asExtension = { ...creator, accessToken: token };
+    expect((await api(t, 'PATCH', `/admin/extensions/${ext.id as string}/limits`, { token: admin.accessToken, body: { max_sounds: 1, max_sound_file_size: TONE.length } })).status).toBe(200);
+
+    // One byte over the extension's file limit: refused alike on both protocols.
+    const bigger = Buffer.concat([TONE, Buffer.from([0])]);
+    const restOver = await restUpload(t, asExtension, bigger);
+    const gqlOver = await gqlUpload(t, asExtension, bigger);
+    expect(restOver.body).toEqual({ error: 'VALIDATION_ERROR', message: `Sound file too large: this extension allows ${TONE.length} bytes per file`, details: expect.any(Object) });
+    expect(asRest(gqlOver)).toEqual({ error: restOver.body.error, message: restOver.body.message });
+
+    const first = await gqlUpload(t, asExtension, TONE);
+    expect(first.body.data?.uploadSound).toMatchObject({ sourceExtensionName: 'Soundboard', sizeBytes: TONE.length });
+    const restSecond = await restUpload(t, asExtension, TONE);
+    const gqlSecond = await gqlUpload(t, asExtension, TONE);
+    expect(restSecond.body).toEqual({ error: 'PLAN_LIMIT_REACHED', message: 'Sound limit reached: this extension may store 1 sound(s)' });
+    expect(asRest(gqlSecond)).toEqual(restSecond.body);
+    // The account's own quota is apart from the extension's.
+    expect((await gqlUpload(t, creator, TONE)).body.data?.uploadSound).toMatchObject({ sourceExtensionName: null });
   });
 });
