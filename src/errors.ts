@@ -98,6 +98,7 @@ export const messages = {
   multipartUnexpectedField: (field: string) => `Unexpected form field: ${field}`,
   multipartUploadsOnly: 'A multipart GraphQL request must be a mutation whose fields all take an upload',
   multipartFileReused: 'A file may fill one argument only',
+  multipartOneUploadPerFile: 'A multipart GraphQL request may run one upload per file',
   pageTooLarge: (max: number) => `page must be <= ${max}`,
   limitOutOfRange: (min: number, max: number) => `limit must be >= ${min} and <= ${max}`,
   notAuthorizedToSubscribe: (channel: string) => `Not authorized to subscribe to ${channel}`,

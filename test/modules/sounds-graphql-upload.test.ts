@@ -246,6 +246,7 @@ describe.each(['fs', 'database'] as const)('GraphQL uploadSound on the %s blob s
       ['a map naming a file that is not sent', () => [ops(), map()], 'File field 0 of the map was not sent'],
       ['a file before the map', () => [ops(), file(), map()], 'The second field of a multipart GraphQL request must be map'],
       ['a query instead of an upload', () => [{ field: 'operations', value: JSON.stringify({ query: '{ sounds { totalCount } }' }) }, map({})], 'A multipart GraphQL request must be a mutation whose fields all take an upload'],
+      ['two uploads of one file', () => [{ field: 'operations', value: JSON.stringify({ query: 'mutation($file: Upload) { a: uploadSound(file: $file) { id } b: uploadSound(file: $file) { id } }', variables: { file: null } }) }, map(), file()], 'A multipart GraphQL request may run one upload per file'],
       ['another mutation beside the upload', () => [{ field: 'operations', value: JSON.stringify({ query: `mutation($file: Upload) { uploadSound(file: $file) { id } deleteSound(id: "${randomUUID()}") }`, variables: { file: null } }) }, map(), file()], 'A multipart GraphQL request must be a mutation whose fields all take an upload'],
     ];
     test.each(cases)('%s', async (_name, parts, message) => {

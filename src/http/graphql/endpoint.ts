@@ -155,6 +155,24 @@ interface KeyedRequest {
   multipart?: MultipartRequest;
 }
 
+/**
+ * Root field selections of the chosen operation, aliases and repeats counted, through fragments:
+ * a multipart request may run one upload per file (a file streams once).
+ */
+function rootSelections(document: DocumentNode, operationName: string | null | undefined): number {
+  const operation = getOperationAST(document, operationName ?? undefined);
+  if (!operation) return 0;
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
+  const count = (selections: SelectionSetNode, seen: ReadonlySet<string>): number =>
+    selections.selections.reduce((sum, selection) => {
+      if (selection.kind === Kind.FIELD) return sum + (selection.name.value === '__typename' ? 0 : 1);
+      if (selection.kind === Kind.INLINE_FRAGMENT) return sum + count(selection.selectionSet, seen);
+      const fragment = fragments.get(selection.name.value);
+      return fragment && !seen.has(selection.name.value) ? sum + count(fragment, new Set([...seen, selection.name.value])) : sum;
+    }, 0);
+  return count(operation.selectionSet, new Set());
+}
+
 /** The Mutation fields that take an `Upload`: the only ones a multipart request may run. */
 function uploadFields(schema: GraphQLSchema): ReadonlySet<string> {
   const fields = schema.getMutationType()?.getFields() ?? {};
@@ -391,7 +409,8 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       const raw = req.raw as ApiRequest;
       const res = req.context.res;
       const context = requestContext(raw) as GraphQLContext;
-      const multipart = (raw as ApiRequest & KeyedRequest).multipart !== undefined;
+      const files = (raw as ApiRequest & KeyedRequest).multipart?.files;
+      const multipart = files !== undefined;
       const prepared = prepareOperation(schema, limits, documents, params, operations, !multipart);
       if (prepared.kind === 'invalid' || prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });
@@ -399,8 +418,8 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       }
       // A multipart request runs uploads only: nothing else may have written when its body turns out
       // malformed after the operation started (the upload itself records nothing until the body is read).
-      if (multipart && (prepared.roots.length === 0 || prepared.roots.some((root) => !uploading.has(root.gate)))) {
-        const refusal = new AppError('BAD_REQUEST', messages.multipartUploadsOnly);
+      if (multipart && (prepared.roots.length === 0 || prepared.roots.some((root) => !uploading.has(root.gate)) || rootSelections(prepared.document, params.operationName) > Math.max(files, 1))) {
+        const refusal = new AppError('BAD_REQUEST', prepared.roots.every((root) => uploading.has(root.gate)) && prepared.roots.length > 0 ? messages.multipartOneUploadPerFile : messages.multipartUploadsOnly);
         return written(JSON.stringify({ errors: [format(new GraphQLError(refusal.message, { originalError: refusal }))] }), 400, 'Bad Request', acceptedResponseType(header(raw, 'accept')));
       }
       const points = ratePoints(prepared.cost);
@@ -479,7 +498,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       }
       (req as ApiRequest & KeyedRequest).multipart = multipart;
     }
-    const [answer, answered] = await handle({
+    const [body, init] = await handle({
       url: req.url ?? '',
       method: req.method ?? 'POST',
       // graphql-http takes the operation as the JSON it would have parsed.
@@ -488,11 +507,10 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       raw: req,
       context: { res },
     }).finally(() => multipart?.release());
-    // The body of a multipart request failed after its operation started: it could not run after all.
-    const failed = multipart?.failure();
-    if (failed instanceof AppError && failed.status < 500) return refuse(req, res, failed);
-    const body = answer;
-    const init = answered;
+    // The body of a multipart request failed after its operation started: it could not run after
+    // all (its upload, which waits for the whole body, recorded nothing).
+    const broken = multipart?.failure();
+    if (broken instanceof AppError && broken.status < 500) return refuse(req, res, broken);
     // A keyed mutation's answer is kept when it succeeded; a failed one keeps nothing, so its retry runs again.
     const keyed = (req as ApiRequest & KeyedRequest).idempotent;
     if (keyed && deps.idempotency) {

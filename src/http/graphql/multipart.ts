@@ -30,6 +30,8 @@ export const PREFLIGHT_HEADERS = ['graphql-require-preflight', 'apollo-require-p
 export interface MultipartRequest {
   /** The request as its JSON form would have it, each mapped variable holding its `Upload`. */
   readonly body: Record<string, unknown>;
+  /** Files the map names. */
+  readonly files: number;
   /** The refusal of the body once the operation was running, if any (read after the answer is made). */
   failure(): Error | null;
   /** Once answered: the files nobody opened are drained unread. */
@@ -102,6 +104,9 @@ export function readMultipartRequest(raw: { readonly body: Readable; header(name
     const request: MultipartRequest = {
       get body() {
         return operations;
+      },
+      get files() {
+        return uploads.size;
       },
       failure: () => failure,
       release() {
