@@ -5113,7 +5113,7 @@ export interface paths {
         get: operations["sounds"];
         put?: never;
         /**
-         * Upload a sound (multipart/form-data; REST only).
+         * Upload a sound (multipart/form-data).
          * @description `sounds:create` and `feature:sounds`. A `multipart/form-data` body with one `file` part
          *     (required) and an optional `name` text part (1 to 100 characters after trimming;
          *     defaults to the file name without its extension). The body streams to storage as it
@@ -5142,7 +5142,10 @@ export interface paths {
          *     `source_extension_name` and is held against that extension's limits in the account:
          *     its overrides where set, else the plan's; the messages then say `this extension may
          *     store N sound(s)`, `this extension may store N bytes` and `this extension allows N bytes
-         *     per file`. GraphQL has no upload (graphql-http takes JSON bodies only).
+         *     per file`. GraphQL `uploadSound(file: Upload, name: String)` is the twin: a multipart
+         *     request to `/v1/gql` (form fields `operations`, `map`, then the file, and a
+         *     `GraphQL-Require-Preflight` or `Apollo-Require-Preflight` header) with the same limits,
+         *     codes and messages.
          */
         post: operations["uploadSound"];
         delete?: never;

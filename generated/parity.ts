@@ -2191,6 +2191,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "uploadSound",
+    "method": "post",
+    "path": "/v1/sounds",
+    "graphql": "Mutation.uploadSound",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:create"
+        ]
+      },
+      "feature": "feature:sounds"
+    }
+  },
+  {
     "operationId": "userApiKeys",
     "method": "get",
     "path": "/v1/api-keys",
@@ -2713,6 +2730,7 @@ export const graphqlFieldModules = {
   "Mutation.issuePopoutWsToken": "sessions",
   "Mutation.exchangePopoutToken": "sessions",
   "Mutation.exchangeLoginCode": "signin",
+  "Mutation.uploadSound": "sounds",
   "Mutation.updateSound": "sounds",
   "Mutation.deleteSound": "sounds",
   "Mutation.playSound": "sounds",
@@ -2837,6 +2855,7 @@ export type TwinShapes = [
   Serves<Mutation['updateSound'], DomainResults['updateSound'][DefaultStatus['updateSound']]>,
   Serves<Mutation['updateUserApiKey'], DomainResults['updateUserApiKey'][DefaultStatus['updateUserApiKey']]>,
   Serves<Mutation['updateWidget'], DomainResults['updateWidget'][DefaultStatus['updateWidget']]>,
+  Serves<Mutation['uploadSound'], DomainResults['uploadSound'][DefaultStatus['uploadSound']]>,
   Serves<Query['userApiKeys'], DomainResults['userApiKeys'][DefaultStatus['userApiKeys']]>,
   Serves<Query['widget'], DomainResults['widget'][DefaultStatus['widget']]>,
   Serves<Query['widgets'], DomainResults['widgets'][DefaultStatus['widgets']]>,

@@ -12835,7 +12835,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:sounds"
     },
-    "graphql": null,
+    "graphql": "Mutation.uploadSound",
     "internal": false,
     "responses": {
       "201": "application/json",

@@ -10,8 +10,9 @@
  *      (validator.ts) and the operation's handler (rest.ts `dispatch`). Authentication and
  *      authorisation come before validation, so an anonymous or unauthorised caller learns nothing
  *      of an operation's input from a 400 and is never told internal field names;
- *    - `POST /v1/gql`: the body, then the GraphQL endpoint (JSON bodies only), which checks the
- *      operation's gates before its arguments (graphql/endpoint.ts);
+ *    - `POST /v1/gql`: the body, then the GraphQL endpoint (JSON bodies, or multipart requests it
+ *      streams itself), which checks the operation's gates before its arguments
+ *      (graphql/endpoint.ts);
  *    - anything else: the body, the documentation pages (docs.ts, on Express), then the input
  *      guard and 404;
  *    (the body: raw bytes for the webhook receivers, JSON for everything else that has one);
@@ -189,9 +190,10 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
       if (found !== null && found !== MALFORMED) return await operation(req, res, found);
       await readBody(req, res);
       if (req.method === 'POST' && GRAPHQL_PATH.test(req.path)) {
-        // GraphQL takes JSON bodies only; anything else (no body included) gets the REST answer,
-        // 415 with a JSON error body (graphql-http's bare 415 has none).
-        if (!typeIs(req, ['application/json'])) throw new AppError('UNSUPPORTED_MEDIA_TYPE', messages.unsupportedContentType);
+        // GraphQL takes JSON bodies and multipart requests (left unread: the endpoint streams them,
+        // graphql/multipart.ts); anything else (no body included) gets the REST answer, 415 with a
+        // JSON error body (graphql-http's bare 415 has none).
+        if (!typeIs(req, ['application/json', 'multipart/form-data'])) throw new AppError('UNSUPPORTED_MEDIA_TYPE', messages.unsupportedContentType);
         return await deps.graphql(req, res);
       }
       pages(req as never, res as never);

@@ -15,8 +15,10 @@ import type { Config } from '../config/config';
  * with it the page sends `Cache-Control: max-age=0`, else fetch() adds `no-cache`, which asks for
  * the full answer (docs/guides/using-the-api.md, "Browsers"). `Idempotency-Key` makes a write safe
  * to retry (the SDK sends one with every change it may retry, in a browser too).
+ * `GraphQL-Require-Preflight` / `Apollo-Require-Preflight`: a multipart GraphQL request must carry
+ * one (graphql/multipart.ts), so a page of an allowed origin may send it.
  */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'Cache-Control', 'Idempotency-Key'] as const;
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id', 'If-None-Match', 'Cache-Control', 'Idempotency-Key', 'GraphQL-Require-Preflight', 'Apollo-Require-Preflight'] as const;
 
 /**
  * Response headers a cross-origin script may read: without this list a dashboard could not see

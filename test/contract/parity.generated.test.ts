@@ -156,6 +156,7 @@ describeTwinContract(fixtures, twin('updateSettingPreset'));
 describeTwinContract(fixtures, twin('updateSound'));
 describeTwinContract(fixtures, twin('updateUserApiKey'));
 describeTwinContract(fixtures, twin('updateWidget'));
+describeTwinContract(fixtures, twin('uploadSound'));
 describeTwinContract(fixtures, twin('userApiKeys'));
 describeTwinContract(fixtures, twin('widget'));
 describeTwinContract(fixtures, twin('widgets'));

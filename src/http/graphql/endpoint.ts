@@ -16,9 +16,14 @@
  * before execution) is HTTP 400 with `errors` and no `data`; a rate limit is 429 and an
  * idempotency-key conflict 409; everything else is 200, with `errors[]` naming the fields that
  * failed (their `extensions.code` is the REST code).
+ *
+ * Uploads (`Upload` arguments) come as multipart requests (multipart.ts): they must carry a
+ * preflight header (CSRF), their shape is refused with 400 before anything runs, they may run
+ * upload mutations only, and a body that fails once its upload is streaming is answered 400 too.
  */
 import {
   execute,
+  getNamedType,
   getOperationAST,
   getVariableValues,
   Kind,
@@ -39,6 +44,7 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { createHandler } from 'graphql-http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import typeIs from 'type-is';
 import type { LRUCache } from 'lru-cache';
 import { keptCache } from '../../infra/kept';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
@@ -57,6 +63,8 @@ import { invalidArgumentError, nullsAsAbsent } from './arguments';
 import { MAX_JSON_DEPTH, inputProblemError, nestedDeeperThan } from '../input-guard';
 import type { GraphQLContext } from './context';
 import { UUIDScalar } from './scalars';
+import { PREFLIGHT_HEADERS, readMultipartRequest, type MultipartRequest } from './multipart';
+import { UploadScalar } from './upload';
 import { operationCost, ratePoints } from './cost';
 import { graphqlLimits, GraphQLLimitError, limitRules, parseWithinLimits, withoutSuggestions, type GraphQLLimits } from './limits';
 
@@ -110,7 +118,7 @@ export function formatGraphQLError(error: GraphQLError, log: Logger, options: { 
 }
 
 export function createGraphQLSchema(resolvers: RootResolvers, gates: GateEnforcer) {
-  return makeExecutableSchema({ typeDefs, resolvers: { ...gated(resolvers, gates), UUID: UUIDScalar } });
+  return makeExecutableSchema({ typeDefs, resolvers: { ...gated(resolvers, gates), UUID: UUIDScalar, Upload: UploadScalar } });
 }
 
 export interface GraphQLHandlerDeps {
@@ -143,6 +151,32 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 /** A mutation running under an `Idempotency-Key`, on its request until its answer is written. */
 interface KeyedRequest {
   idempotent?: { scope: string; key: string };
+  /** A multipart request (multipart.ts), on its request while it runs. */
+  multipart?: MultipartRequest;
+}
+
+/**
+ * Root field selections of the chosen operation, aliases and repeats counted, through fragments:
+ * a multipart request may run one upload per file (a file streams once).
+ */
+function rootSelections(document: DocumentNode, operationName: string | null | undefined): number {
+  const operation = getOperationAST(document, operationName ?? undefined);
+  if (!operation) return 0;
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
+  const count = (selections: SelectionSetNode, seen: ReadonlySet<string>): number =>
+    selections.selections.reduce((sum, selection) => {
+      if (selection.kind === Kind.FIELD) return sum + (selection.name.value === '__typename' ? 0 : 1);
+      if (selection.kind === Kind.INLINE_FRAGMENT) return sum + count(selection.selectionSet, seen);
+      const fragment = fragments.get(selection.name.value);
+      return fragment && !seen.has(selection.name.value) ? sum + count(fragment, new Set([...seen, selection.name.value])) : sum;
+    }, 0);
+  return count(operation.selectionSet, new Set());
+}
+
+/** The Mutation fields that take an `Upload`: the only ones a multipart request may run. */
+function uploadFields(schema: GraphQLSchema): ReadonlySet<string> {
+  const fields = schema.getMutationType()?.getFields() ?? {};
+  return new Set(Object.values(fields).filter((field) => field.args.some((arg) => getNamedType(arg.type).name === 'Upload')).map((field) => `Mutation.${field.name}`));
 }
 
 /** A root field of the chosen operation: its gate's key (`Mutation.dissolveAccount`) and its response key. */
@@ -219,6 +253,7 @@ function prepareOperation(
   documents: LRUCache<string, Checked>,
   params: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
   operations: LRUCache<string, Prepared>,
+  cacheable = true,
 ): Prepared {
   // Variables nested past the input guard's depth are refused before anything recursive (the key's
   // JSON.stringify below, graphql-js's coercion) walks them and runs out of stack: 400
@@ -230,8 +265,9 @@ function prepareOperation(
   }
   // The cost and the argument guard depend on the query text, the operation and the variables
   // alone: a request repeating all three (a dashboard polling its page) reuses the verdict.
-  const variables = params.variables ? JSON.stringify(params.variables) : '';
-  const key = params.query.length + variables.length <= DOCUMENT_CACHE_MAX_CHARS ? `${params.operationName ?? ''}\u0000${variables}\u0000${params.query}` : null;
+  // A multipart request's verdict is not kept: its variables hold files, which no text can stand for.
+  const variables = params.variables && cacheable ? JSON.stringify(params.variables) : '';
+  const key = cacheable && params.query.length + variables.length <= DOCUMENT_CACHE_MAX_CHARS ? `${params.operationName ?? ''}\u0000${variables}\u0000${params.query}` : null;
   const known = key === null ? undefined : operations.get(key);
   if (known) return known;
   const prepared = checkOperation(schema, limits, documents, params);
@@ -355,6 +391,9 @@ function compilingExecutor(schema: GraphQLSchema): (args: ExecutionArgs) => Retu
   };
 }
 
+/** A multipart request (multipart.ts), which the app passes on unread; JSON is the only other body. */
+const isMultipart = (req: ApiRequest) => typeIs(req, ['multipart/form-data']) === 'multipart/form-data';
+
 export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest, res: ServerResponse) => Promise<void> {
   const schema = createGraphQLSchema(deps.resolvers, deps.gates);
   const limits = graphqlLimits(deps.config);
@@ -362,6 +401,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
   // Under the kept-bytes budget too (src/infra/kept.ts); a parsed document is estimated at 40 bytes per character of its text.
   const documents = keptCache<string, Checked>({ max: DOCUMENT_CACHE_SIZE, sizeOf: (_value, query) => 256 + 40 * query.length });
   const operations = keptCache<string, Prepared>({ max: DOCUMENT_CACHE_SIZE, sizeOf: (_value, key) => 512 + 2 * key.length });
+  const uploading = uploadFields(schema);
   const handle = createHandler<ApiRequest, { res: ServerResponse }, GraphQLContext>({
     schema,
     execute: compilingExecutor(schema),
@@ -369,10 +409,18 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       const raw = req.raw as ApiRequest;
       const res = req.context.res;
       const context = requestContext(raw) as GraphQLContext;
-      const prepared = prepareOperation(schema, limits, documents, params, operations);
+      const files = (raw as ApiRequest & KeyedRequest).multipart?.files;
+      const multipart = files !== undefined;
+      const prepared = prepareOperation(schema, limits, documents, params, operations, !multipart);
       if (prepared.kind === 'invalid' || prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });
         return written(body, 400, 'Bad Request', acceptedResponseType(header(raw, 'accept')));
+      }
+      // A multipart request runs uploads only: nothing else may have written when its body turns out
+      // malformed after the operation started (the upload itself records nothing until the body is read).
+      if (multipart && (prepared.roots.length === 0 || prepared.roots.some((root) => !uploading.has(root.gate)) || rootSelections(prepared.document, params.operationName) > Math.max(files, 1))) {
+        const refusal = new AppError('BAD_REQUEST', prepared.roots.every((root) => uploading.has(root.gate)) && prepared.roots.length > 0 ? messages.multipartOneUploadPerFile : messages.multipartUploadsOnly);
+        return written(JSON.stringify({ errors: [format(new GraphQLError(refusal.message, { originalError: refusal }))] }), 400, 'Bad Request', acceptedResponseType(header(raw, 'accept')));
       }
       const points = ratePoints(prepared.cost);
       if (deps.limiter && points > 1) {
@@ -430,15 +478,39 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
   // graphql-http's core handler on Node's response (not its Express adapter, which answers any
   // throw with an empty 500): whatever throws here (onSubscribe, execution, onOperation) reaches
   // the app's error answer, a scrubbed JSON 500, since nothing has been written before writeHead.
+  /** A request refused before anything ran (a multipart shape, the preflight header): 400 with `errors`. */
+  const refuse = (req: ApiRequest, res: ServerResponse, error: Error) => {
+    const [body, init] = written(JSON.stringify({ errors: [format(new GraphQLError(error.message, { originalError: error }))] }), 400, 'Bad Request', acceptedResponseType(header(req, 'accept')));
+    res.setHeader('Cache-Control', 'no-store');
+    res.writeHead(init.status, init.statusText, init.headers).end(body);
+  };
   return async (req, res) => {
+    let multipart: MultipartRequest | undefined;
+    if (isMultipart(req)) {
+      // A multipart POST is a "simple" request a page of any site can send with the caller's
+      // cookies; a header no form can set makes the browser ask first (CORS), as for JSON.
+      if (!PREFLIGHT_HEADERS.some((name) => (header(req, name) ?? '').trim() !== '')) return refuse(req, res, new AppError('BAD_REQUEST', messages.multipartPreflightRequired));
+      try {
+        multipart = await readMultipartRequest({ body: req, header: (name) => header(req, name) });
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500) throw error;
+        return refuse(req, res, error);
+      }
+      (req as ApiRequest & KeyedRequest).multipart = multipart;
+    }
     const [body, init] = await handle({
       url: req.url ?? '',
       method: req.method ?? 'POST',
-      headers: req.headers,
-      body: () => (req.body ?? null) as Record<string, unknown> | string | null,
+      // graphql-http takes the operation as the JSON it would have parsed.
+      headers: multipart ? { ...req.headers, 'content-type': 'application/json' } : req.headers,
+      body: () => (multipart ? multipart.body : ((req.body ?? null) as Record<string, unknown> | string | null)),
       raw: req,
       context: { res },
-    });
+    }).finally(() => multipart?.release());
+    // The body of a multipart request failed after its operation started: it could not run after
+    // all (its upload, which waits for the whole body, recorded nothing).
+    const broken = multipart?.failure();
+    if (broken instanceof AppError && broken.status < 500) return refuse(req, res, broken);
     // A keyed mutation's answer is kept when it succeeded; a failed one keeps nothing, so its retry runs again.
     const keyed = (req as ApiRequest & KeyedRequest).idempotent;
     if (keyed && deps.idempotency) {

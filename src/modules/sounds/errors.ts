@@ -1,3 +1,4 @@
+import { messages } from '../../errors';
 import { jsonTooLarge } from '../../infra/json-bytes';
 
 /** The sounds module's error messages (Part 2, "Sounds"; PLAN_LIMIT_REACHED worded as Part 1's other quotas). */
@@ -20,7 +21,7 @@ export const soundMessages = {
   fileRequired: 'file is required',
   oneFile: 'Only one file may be uploaded',
   unexpectedField: (field: string) => `Unexpected form field: ${field}`,
-  malformedMultipart: 'Malformed multipart body',
+  malformedMultipart: messages.malformedMultipart,
   unsupportedType: 'Unsupported audio type: upload an MP3, WAV, OGG or FLAC file',
   fileTooLarge: (max: number, holder: LimitHolder) =>
     holder === 'upload'

@@ -1,11 +1,11 @@
-/** GraphQL bindings of the sound library (no upload or stream: those are REST only, see spec/graphql/modules/sounds.graphql). */
+/** GraphQL bindings of the sound library (uploadSound takes a file of a multipart request; the audio stream is REST only). */
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
 import type { SoundsService } from './service';
 
 export function createSoundsResolvers(service: SoundsService): {
   Query: Pick<QueryResolvers<GraphQLContext>, 'sounds' | 'sound'>;
-  Mutation: Pick<MutationResolvers<GraphQLContext>, 'updateSound' | 'deleteSound' | 'playSound' | 'stopSound'>;
+  Mutation: Pick<MutationResolvers<GraphQLContext>, 'uploadSound' | 'updateSound' | 'deleteSound' | 'playSound' | 'stopSound'>;
 } {
   return {
     Query: {
@@ -13,6 +13,7 @@ export function createSoundsResolvers(service: SoundsService): {
       sound: (_p, { id }, context) => service.get(context.auth, id),
     },
     Mutation: {
+      uploadSound: (_p, { file, name }, context) => service.uploadFile(context.auth, file, name),
       updateSound: (_p, { id, input }, context) => service.update(context.auth, id, input),
       deleteSound: async (_p, { id }, context) => {
         await service.remove(context.auth, id);

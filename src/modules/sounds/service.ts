@@ -7,21 +7,19 @@
  * of its sounds are its own too, so a refused upload and a deleted sound leave no bytes behind.
  */
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
-import busboy from 'busboy';
 import type { Knex } from 'knex';
 import type * as MusicMetadataModule from 'music-metadata';
 import type { components } from '../../../generated/openapi';
 import { requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError, messages } from '../../errors';
 import type { RawRequest } from '../../http/context';
+import { malformedMultipart, readForm, type FormLimits } from '../../http/multipart';
 import { hasInvalidCharacters } from '../../http/input-guard';
 import type { Camelize } from '../../http/mapping';
 import { newBlobKey, type BlobStore } from '../../infra/blobs';
 import type { Bus } from '../../infra/bus';
 import { jsonTextWithin } from '../../infra/json-bytes';
-import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
 import { MAX_WAVEFORM_BYTES, soundMessages, type LimitHolder } from './errors';
@@ -41,6 +39,20 @@ export interface SoundStream {
   headers: Record<string, string>;
   body: Readable | undefined;
 }
+
+/**
+ * A file of a multipart request other than REST's form (GraphQL's `Upload`, src/http/graphql/upload.ts):
+ * its part once it starts, and the end of the whole request body.
+ */
+export interface IncomingFile {
+  /** The file part: its bytes and base name; rejects when the request fails before it starts. */
+  open(): Promise<{ stream: Readable; filename: string }>;
+  /** Settles once the whole request body is read; rejects with the request's refusal. */
+  readonly complete: Promise<void>;
+}
+
+/** REST's form: one file, a `name` field, nothing else (one part more is malformed). */
+const FORM_LIMITS: FormLimits = { files: 1, fields: 5, fieldSize: 4096, parts: 10 };
 
 /** Per-extension overrides of the plan's sound limits; null: the plan's value applies. */
 export type ExtensionSoundLimits = LimitOverrides;
@@ -98,6 +110,19 @@ interface EffectiveLimits {
   maxSoundStorageBytes: Limit;
   /** The plan's `max_storage_bytes`, held against every byte the account stores. */
   maxStorageBytes: Limit;
+}
+
+/** The storage an upload may still take, and the limit that leaves it. */
+interface Storage {
+  left: number;
+  limit: Limit;
+}
+
+/** What a received upload gives: its stored size, the file's base name and the `name` given, if any. */
+interface Received {
+  size: number;
+  filename: string;
+  name: string | undefined;
 }
 
 /** The single byte range of a `Range` header against `size`: null = serve the whole file, 'unsatisfiable' = 416. */
@@ -174,127 +199,111 @@ export function createSoundsService(deps: {
   const tooLarge = (limit: Limit) => AppError.validation(soundMessages.fileTooLarge(limit.value, limit.holder), { fields: [{ field: 'file', message: soundMessages.fileTooLarge(limit.value, limit.holder) }] });
 
   /**
-   * Streams the multipart body's one `file` part into the blob store under `key`. Settles only once
-   * the stored bytes are final: on any refusal (limits, bad form, aborted or malformed body) the
-   * blob is gone before the promise rejects.
+   * Streams one file into the blob store under `key`, holding it to the file size limit as it
+   * streams and counting (but no longer keeping) the bytes past the storage left. Settles once the
+   * stored bytes are final; on a refusal (too large, over the storage, the stream broken off) the
+   * blob is gone and the rest of the file drained before it rejects.
    */
-  function receive(raw: RawRequest, key: string, limits: EffectiveLimits, storage: { left: number; limit: Limit }): Promise<{ size: number; filename: string; name: string | undefined }> {
-    const storageLeft = storage.left;
-    return new Promise((resolve, reject) => {
-      let parser: busboy.Busboy;
-      try {
-        parser = busboy({
-          headers: { 'content-type': raw.header('content-type') ?? '' },
-          // One byte over the file limit is what marks a file too large (busboy stops at its limit).
-          limits: { files: 1, fileSize: limits.maxSoundFileSize.value + 1, fields: 5, fieldSize: 4096, fieldNameSize: 100, parts: 10 },
-        });
-      } catch {
-        reject(new AppError('BAD_REQUEST', soundMessages.malformedMultipart));
-        return;
-      }
-      let failure: Error | null = null;
-      let stored: Promise<{ size: number }> | null = null;
-      let meter: Transform | null = null;
-      let filename = '';
-      let name: string | undefined;
-      let received = 0;
-      let overStorage = false;
-      let settled = false;
-
-      const finish = async () => {
-        if (settled) return;
-        settled = true;
-        try {
-          raw.body.off('close', onClose);
-          raw.body.off('error', onClose);
-          const outcome = stored ? await stored.then((s) => s, (error: unknown) => error as Error) : null;
-          if (!failure && outcome instanceof Error) failure = outcome;
-          if (!failure && !stored) failure = AppError.validation(soundMessages.fileRequired, { fields: [{ field: 'file', message: soundMessages.fileRequired }] });
-          if (!failure && overStorage) failure = storageReached(storage.limit);
-          if (failure) {
-            await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob cleanup failed'));
-            reject(failure);
-            return;
-          }
-          resolve({ size: (outcome as { size: number }).size, filename, name });
-        } catch (error) {
-          reject(failure ?? error);
+  async function storeFile(source: Readable, key: string, limits: EffectiveLimits, storage: Storage): Promise<number> {
+    let received = 0;
+    let overStorage = false;
+    let refusal: AppError | null = null;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        received += chunk.length;
+        // Exactly the limit is accepted; the first byte over it refuses the file mid-stream.
+        if (received > limits.maxSoundFileSize.value) {
+          refusal = tooLarge(limits.maxSoundFileSize);
+          callback(refusal);
+          return;
         }
-      };
-      /** Stops at the first refusal: the rest of the body is drained unread, the partial blob dropped. */
-      const fail = (error: Error) => {
-        failure ??= error;
-        meter?.destroy(failure);
-        raw.body.unpipe(parser);
-        raw.body.resume();
-        void finish();
-      };
-      // Every callback below runs inside busboy's or the socket's events: a throw in one is this
-      // upload's failure (a 500 unless it is an AppError), never the process's (src/infra/listeners.ts).
-      const guard = guardFor((error) => {
-        const cause = error instanceof Error ? error : new Error(String(error));
-        if (settled) reject(cause);
-        else fail(cause);
-      });
-      const malformed = () => new AppError('BAD_REQUEST', soundMessages.malformedMultipart);
-      // A client that goes away mid-upload: the body closes without having ended (maybe before we got here).
-      const onClose = guard(() => {
-        if (!raw.body.readableEnded) fail(malformed());
-      });
-      if (raw.body.destroyed) {
-        onClose();
-        return;
-      }
-      raw.body.on('close', onClose);
-      raw.body.on('error', onClose);
-
-      parser.on(
-        'file',
-        guard((field: string | undefined, stream: Readable, info: busboy.FileInfo) => {
-          if (field !== 'file') {
-            stream.resume();
-            // A part without a name (busboy hands `undefined` for a missing or empty one) is not form data.
-            fail(field ? AppError.validation(soundMessages.unexpectedField(field.slice(0, 100))) : malformed());
-            return;
-          }
-          filename = path.basename(String(info.filename ?? '').replace(/\\/g, '/')).slice(0, 255);
-          meter = new Transform({
-            transform(chunk: Buffer, _encoding, callback) {
-              received += chunk.length;
-              // Past the storage left, bytes are counted but not kept: the file may still prove too large.
-              if (received > storageLeft) {
-                overStorage = true;
-                callback();
-                return;
-              }
-              callback(null, chunk);
-            },
-          });
-          stream.on('limit', guard(() => fail(tooLarge(limits.maxSoundFileSize))));
-          stream.on('error', guard((error: Error) => fail(error instanceof AppError ? error : malformed())));
-          stream.pipe(meter);
-          stored = blobs.put(key, meter);
-          stored.catch(() => undefined);
-        }),
-      );
-      parser.on(
-        'field',
-        guard((field: string | undefined, value: string) => {
-          if (field !== 'name') {
-            fail(field ? AppError.validation(soundMessages.unexpectedField(field.slice(0, 100))) : malformed());
-            return;
-          }
-          name = value;
-        }),
-      );
-      parser.on('filesLimit', guard(() => fail(AppError.validation(soundMessages.oneFile))));
-      // Too many parts or fields is a malformed body (400 BAD_REQUEST, as the spec lists it).
-      parser.on('fieldsLimit', guard(() => fail(malformed())));
-      parser.on('partsLimit', guard(() => fail(malformed())));
-      parser.on('error', guard(() => fail(malformed())));
-      parser.on('close', guard(() => finish()));
-      raw.body.pipe(parser);
+        // Past the storage left, bytes are counted but not kept: the file may still prove too large.
+        if (received > storage.left) {
+          overStorage = true;
+          callback();
+          return;
+        }
+        callback(null, chunk);
+      },
     });
+    // The source broken off (the client gone, the form refused), maybe before it reached here: the
+    // store fails with it.
+    const brokenOff = () => (source.errored as Error | null) ?? malformedMultipart();
+    if (source.destroyed) meter.destroy(brokenOff());
+    source.on('error', (error: Error) => meter.destroy(error));
+    source.on('close', () => {
+      if (!source.readableEnded) meter.destroy(brokenOff());
+    });
+    source.pipe(meter);
+    try {
+      const { size } = await blobs.put(key, meter);
+      if (overStorage) throw storageReached(storage.limit);
+      return size;
+    } catch (error) {
+      source.unpipe(meter);
+      source.resume();
+      await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
+      throw refusal ?? (error instanceof AppError ? error : malformedMultipart());
+    }
+  }
+
+  const fileRequired = () => AppError.validation(soundMessages.fileRequired, { fields: [{ field: 'file', message: soundMessages.fileRequired }] });
+
+  /**
+   * REST's form (POST /v1/sounds): one `file` part and an optional `name` field, read with the
+   * shared form reader (src/http/multipart.ts). Settles once the whole body is read and the
+   * stored bytes are final: on any refusal the blob is gone before it rejects.
+   */
+  async function receiveForm(raw: RawRequest, key: string, limits: EffectiveLimits, storage: Storage): Promise<Received> {
+    let stored: Promise<number> | null = null;
+    let filename = '';
+    let name: string | undefined;
+    const form = readForm(raw, FORM_LIMITS, {
+      field(field, value) {
+        if (field !== 'name') throw AppError.validation(soundMessages.unexpectedField(field.slice(0, 100)));
+        name = value;
+      },
+      file(file) {
+        if (file.field !== 'file') throw AppError.validation(soundMessages.unexpectedField(file.field.slice(0, 100)));
+        filename = file.filename;
+        stored = storeFile(file.stream, key, limits, storage);
+        // A refused file ends the form at once: the rest of the body is drained, not parsed.
+        stored.catch((error: Error) => form.fail(error));
+      },
+      tooManyFiles: () => AppError.validation(soundMessages.oneFile),
+    });
+    let failure: unknown = null;
+    await form.done.catch((error: unknown) => {
+      failure = error;
+    });
+    const size = stored === null ? 0 : await (stored as Promise<number>).catch((error: unknown) => {
+      failure ??= error;
+      return 0;
+    });
+    if (!failure && stored === null) failure = fileRequired();
+    if (failure) {
+      await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob cleanup failed'));
+      throw failure;
+    }
+    return { size, filename, name };
+  }
+
+  /**
+   * A file of another multipart request (GraphQL's `uploadSound`): its part, stored as it streams
+   * with the same limits as REST's, and then the end of the whole request, whose refusal (a file
+   * too many, a body cut short) is the upload's too.
+   */
+  async function receiveFile(file: IncomingFile | null | undefined, name: string | undefined, key: string, limits: EffectiveLimits, storage: Storage): Promise<Received> {
+    if (!file) throw fileRequired();
+    const part = await file.open();
+    const size = await storeFile(part.stream, key, limits, storage);
+    try {
+      await file.complete;
+    } catch (error) {
+      await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
+      throw error;
+    }
+    return { size, filename: part.filename, name };
   }
 
   /** What the bytes are: a supported content type and the duration, or 400. */
@@ -334,6 +343,59 @@ export function createSoundsService(deps: {
   const publish = (accountId: string, eventType: 'sound:play' | 'sound:stop', data: Record<string, unknown>) =>
     bus.publish(`sounds:${accountId}`, JSON.stringify({ event_type: eventType, data }));
 
+  /**
+   * An upload (REST's or GraphQL's): the count limit is checked before a byte is read; the size
+   * and storage limits while the file streams; the type and duration from the stored bytes; every
+   * limit again under the account's row lock when the row is written, so concurrent uploads cannot
+   * pass a quota together. Any refusal removes the stored bytes.
+   */
+  async function accept(auth: AuthContext, receive: (key: string, limits: EffectiveLimits, storage: Storage) => Promise<Received>): Promise<Sound> {
+    const accountId = requireAccountId(auth);
+    const extensionId = extensionOf(auth);
+    const limits = await limitsFor(accountId, extensionId);
+    const [usage, stored] = await Promise.all([repo.usage(accountId, extensionId), repo.accountBytes(accountId)]);
+    if (usage.count >= limits.maxSounds.value) throw countReached(limits.maxSounds);
+    const key = newBlobKey();
+    // The nearer of the two storage limits: the sound storage of this source, the account's whole storage.
+    const soundLeft = Math.max(0, limits.maxSoundStorageBytes.value - usage.bytes);
+    const accountLeft = Math.max(0, limits.maxStorageBytes.value - stored);
+    const storage = accountLeft < soundLeft ? { left: accountLeft, limit: limits.maxStorageBytes } : { left: soundLeft, limit: limits.maxSoundStorageBytes };
+    const upload = await receive(key, limits, storage);
+    try {
+      const filename = cleanText(upload.filename, 'filename');
+      const fallback = filename.replace(/\.[^.]*$/, '').trim().slice(0, 100) || 'sound';
+      const name = upload.name === undefined ? fallback : validName(cleanText(upload.name, 'name'));
+      const { contentType, durationMs } = await detect(key);
+      const extensionName = extensionId ? ((await extensionNames?.(extensionId).catch(() => null)) ?? extensionId) : null;
+      const row = await knex.transaction(async (trx) => {
+        if (!(await repo.lockAccount(trx, accountId))) throw AppError.unauthorized(messages.noActiveAccount);
+        const current = await limitsFor(accountId, extensionId, trx);
+        const now = await repo.usage(accountId, extensionId, trx);
+        if (now.count >= current.maxSounds.value) throw countReached(current.maxSounds);
+        if (upload.size > current.maxSoundFileSize.value) throw tooLarge(current.maxSoundFileSize);
+        if (now.bytes + upload.size > current.maxSoundStorageBytes.value) throw storageReached(current.maxSoundStorageBytes);
+        if ((await repo.accountBytes(accountId, trx)) + upload.size > current.maxStorageBytes.value) throw storageReached(current.maxStorageBytes);
+        return repo.insert(trx, {
+          id: randomUUID(),
+          account_id: accountId,
+          name,
+          filename,
+          content_type: contentType,
+          size_bytes: upload.size,
+          duration_ms: durationMs,
+          waveform: null,
+          blob_key: key,
+          source_extension_id: extensionId,
+          source_extension_name: extensionName ? extensionName.slice(0, 200) : null,
+        });
+      });
+      return row;
+    } catch (error) {
+      await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
+      throw error;
+    }
+  }
+
   return {
     /** An account's sound usage beside its plan's limit (the operators module's usage report). */
     async accountUsage(accountId: string): Promise<{ sounds: number; maxSounds: number; storageBytes: number }> {
@@ -364,58 +426,19 @@ export function createSoundsService(deps: {
       return owned(auth, id);
     },
 
-    /**
-     * POST /v1/sounds: the count limit is checked before a byte is read; the size and storage
-     * limits while the file streams; the type and duration from the stored bytes; every limit
-     * again under the account's row lock when the row is written, so concurrent uploads cannot
-     * pass a quota together. Any refusal removes the stored bytes.
-     */
+    /** POST /v1/sounds: the multipart form read and stored as it streams (`accept`). */
     async upload(auth: AuthContext, raw: RawRequest | undefined): Promise<Sound> {
-      const accountId = requireAccountId(auth);
-      if (!raw) throw new AppError('BAD_REQUEST', soundMessages.malformedMultipart);
-      const extensionId = extensionOf(auth);
-      const limits = await limitsFor(accountId, extensionId);
-      const [usage, stored] = await Promise.all([repo.usage(accountId, extensionId), repo.accountBytes(accountId)]);
-      if (usage.count >= limits.maxSounds.value) throw countReached(limits.maxSounds);
-      const key = newBlobKey();
-      // The nearer of the two storage limits: the sound storage of this source, the account's whole storage.
-      const soundLeft = Math.max(0, limits.maxSoundStorageBytes.value - usage.bytes);
-      const accountLeft = Math.max(0, limits.maxStorageBytes.value - stored);
-      const storage = accountLeft < soundLeft ? { left: accountLeft, limit: limits.maxStorageBytes } : { left: soundLeft, limit: limits.maxSoundStorageBytes };
-      const upload = await receive(raw, key, limits, storage);
-      try {
-        const filename = cleanText(upload.filename, 'filename');
-        const fallback = filename.replace(/\.[^.]*$/, '').trim().slice(0, 100) || 'sound';
-        const name = upload.name === undefined ? fallback : validName(cleanText(upload.name, 'name'));
-        const { contentType, durationMs } = await detect(key);
-        const extensionName = extensionId ? ((await extensionNames?.(extensionId).catch(() => null)) ?? extensionId) : null;
-        const row = await knex.transaction(async (trx) => {
-          if (!(await repo.lockAccount(trx, accountId))) throw AppError.unauthorized(messages.noActiveAccount);
-          const current = await limitsFor(accountId, extensionId, trx);
-          const now = await repo.usage(accountId, extensionId, trx);
-          if (now.count >= current.maxSounds.value) throw countReached(current.maxSounds);
-          if (upload.size > current.maxSoundFileSize.value) throw tooLarge(current.maxSoundFileSize);
-          if (now.bytes + upload.size > current.maxSoundStorageBytes.value) throw storageReached(current.maxSoundStorageBytes);
-          if ((await repo.accountBytes(accountId, trx)) + upload.size > current.maxStorageBytes.value) throw storageReached(current.maxStorageBytes);
-          return repo.insert(trx, {
-            id: randomUUID(),
-            account_id: accountId,
-            name,
-            filename,
-            content_type: contentType,
-            size_bytes: upload.size,
-            duration_ms: durationMs,
-            waveform: null,
-            blob_key: key,
-            source_extension_id: extensionId,
-            source_extension_name: extensionName ? extensionName.slice(0, 200) : null,
-          });
-        });
-        return row;
-      } catch (error) {
-        await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
-        throw error;
-      }
+      requireAccountId(auth);
+      if (!raw) throw malformedMultipart();
+      return accept(auth, (key, limits, storage) => receiveForm(raw, key, limits, storage));
+    },
+
+    /**
+     * GraphQL's uploadSound: the same upload from a file of a multipart request (absent: `file is
+     * required`, after the count limit as on REST), `name` given as an argument (null: absent).
+     */
+    async uploadFile(auth: AuthContext, file: IncomingFile | null | undefined, name: string | null | undefined): Promise<Sound> {
+      return accept(auth, (key, limits, storage) => receiveFile(file, name ?? undefined, key, limits, storage));
     },
 
     async update(auth: AuthContext, id: string, input: { name?: string | null; durationMs?: number | null; waveform?: unknown }): Promise<Sound> {
