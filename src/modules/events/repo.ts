@@ -6,6 +6,7 @@ import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
 import { JsonText } from '../../infra/json-bytes';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { apiJsonSql } from './migrations';
 import { onPostgres, statement } from '../../infra/db/statement';
 
 /**
@@ -52,7 +53,7 @@ function wireItemSql(alias: string): string {
     let value: string;
     if (schema.type === 'string' && schema.format === 'date-time') value = `'"' || to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`;
     else if (schema.type === 'string') value = `to_json(${column})::text`;
-    else if (schema.type === 'object') value = `api_json(${column})`;
+    else if (schema.type === 'object') value = apiJsonSql(column, 'r');
     else throw new Error(`events wire item: no JSON rendering for member ${name} (${String(schema.type)})`);
     return `'${i === 0 ? '{' : ','}"${name}":' || coalesce(${value}, 'null')`;
   });
@@ -187,6 +188,11 @@ const VERSION_SQL = 'select n from event_versions where account_id = ?';
  * (ADR 004, "eighth session"). On the embedded store PGlite runs inside the service process, so
  * rendering there moves no work out of it and grows its WebAssembly heap; there the items are rows
  * that the head (one row) joins to, so a page past the end still answers its total.
+ *
+ * `'wire'` (either store): the head with the page's events as the API's JSON text, one array
+ * (`WIRE_ITEM` per row), which the REST answer splices as it is (`textPage`). That moves the
+ * rendering into PGlite's heap on the embedded store too, for an answer that is then bytes rather
+ * than an object per event and payload member.
  */
 function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number, maxBytes: number, rendered: boolean | 'wire'): Sql {
   const counted = total(accountId, q);
