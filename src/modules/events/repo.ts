@@ -189,12 +189,13 @@ const VERSION_SQL = 'select n from event_versions where account_id = ?';
  * rendering there moves no work out of it and grows its WebAssembly heap; there the items are rows
  * that the head (one row) joins to, so a page past the end still answers its total.
  *
- * `'wire'` (either store): the head with the page's events as the API's JSON text, one array
- * (`WIRE_ITEM` per row), which the REST answer splices as it is (`textPage`). That moves the
- * rendering into PGlite's heap on the embedded store too, for an answer that is then bytes rather
- * than an object per event and payload member.
+ * `'wire'` (either store): the head with the page's events as the API's JSON text (`WIRE_ITEM`
+ * per event), which the REST answer splices as it is (`textPage`): one array on PostgreSQL, one
+ * event per row on the embedded store (see the statement). That moves the rendering into PGlite
+ * on the embedded store too, for an answer that is then text rather than an object per event
+ * and payload member.
  */
-function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number, maxBytes: number, rendered: boolean | 'wire'): Sql {
+function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number, maxBytes: number, rendered: boolean | 'wire', onServer: boolean): Sql {
   const counted = total(accountId, q);
   const where = conditions(accountId, q);
   // One plain select (hot-read.ts tells reads from writes by it): the window `p`, the rows it keeps
@@ -204,12 +205,20 @@ function pageStatement(accountId: string, q: EventQuery, limit: number, offset: 
   const f = `select coalesce(max(n), 0)::int as fetched, count(*)::int as kept, coalesce(sum(b), 0)::bigint as bytes, array_agg(id) as ids from (${k}) k`;
   const kValues = [...where.values, limit, offset, maxBytes];
   const head = `select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total, f.fetched, f.kept, f.bytes`;
-  const items = (list: string, ids: string) => `select ${list} from events where account_id = ? and id = any(${ids}) order by created_at desc, id desc`;
+  const items = (list: string, ids: string) => `select ${list} from events e where e.account_id = ? and e.id = any(${ids}) order by e.created_at desc, e.id desc`;
   if (rendered === 'wire') {
-    // The items as the API's JSON text, one array (both stores): `textPage`.
+    // The items as the API's JSON text (`textPage`): on PostgreSQL one array; on the embedded
+    // store one event's text per row, which the service joins (an aggregate of the whole page would
+    // grow PGlite's WebAssembly heap, which never shrinks, by the page twice over).
+    if (onServer) {
+      return {
+        text: `/* events.text */ ${head}, (select coalesce('[' || string_agg(${WIRE_ITEM}, ',' order by e.created_at desc, e.id desc) || ']', '[]') from (${items('*', 'f.ids')}) e) as items from (${f}) f`,
+        values: [accountId, ...counted.values, accountId, ...kValues],
+      };
+    }
     return {
-      text: `/* events.text */ ${head}, (select coalesce('[' || string_agg(${WIRE_ITEM}, ',' order by e.created_at desc, e.id desc) || ']', '[]') from (${items('*', 'f.ids')}) e) as items from (${f}) f`,
-      values: [accountId, ...counted.values, accountId, ...kValues],
+      text: `/* events.text */ select t.version, t.total, t.fetched, t.kept, t.bytes, e.item from (${head}, f.ids from (${f}) f) t left join lateral (${items(`${WIRE_ITEM} as item, e.created_at, e.id`, 't.ids')}) e on true order by e.created_at desc, e.id desc`,
+      values: [accountId, ...counted.values, ...kValues, accountId],
     };
   }
   if (rendered) {
@@ -258,7 +267,7 @@ export function createEventsRepo(knex: Knex, options: { pageMaxBytes?: number } 
   const rendered = onPostgres(knex);
   /** The page, with the account's event version read by the same statement (no row reads as 0). */
   async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: EventPage; version: string }> {
-    const sql = pageStatement(accountId, q, limit, offset, pageMaxBytes, rendered);
+    const sql = pageStatement(accountId, q, limit, offset, pageMaxBytes, rendered, rendered);
     type Head = { version: string | null; total: string | number; fetched: number; kept: number; bytes: string | number; items?: string; id?: string | null };
     const rows = await statement<Head>(knex, sql.text, sql.values, { apiTimestamps: !rendered });
     const first = rows[0]!;
@@ -271,11 +280,18 @@ export function createEventsRepo(knex: Knex, options: { pageMaxBytes?: number } 
   const page = async (accountId: string, q: EventQuery, limit: number, offset: number) => (await versionedPage(accountId, q, limit, offset)).value;
   /** The page as the API's JSON text, with the account's event version read by the same statement. */
   async function versionedTextPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: EventTextPage; version: string }> {
-    const sql = pageStatement(accountId, q, limit, offset, pageMaxBytes, 'wire');
-    type Head = { version: string | null; total: string | number; fetched: number; kept: number; bytes: string | number; items: string };
-    const [first] = await statement<Head>(knex, sql.text, sql.values);
+    const sql = pageStatement(accountId, q, limit, offset, pageMaxBytes, 'wire', rendered);
+    type Head = { version: string | null; total: string | number; fetched: number; kept: number; bytes: string | number; items?: string; item?: string | null };
+    const rows = await statement<Head>(knex, sql.text, sql.values);
+    const first = rows[0];
+    let text = first!.items;
+    if (text === undefined) {
+      const each: string[] = [];
+      for (const row of rows) if (row.item !== null && row.item !== undefined) each.push(row.item);
+      text = `[${each.join(',')}]`;
+    }
     const kept = Number(first!.kept);
-    const value = { items: new JsonText(first!.items), count: kept, total: Number(first!.total), truncated: kept < Number(first!.fetched), bytes: Number(first!.bytes) };
+    const value = { items: new JsonText(text), count: kept, total: Number(first!.total), truncated: kept < Number(first!.fetched), bytes: Number(first!.bytes) };
     return { value, version: first!.version ?? '0' };
   }
   const textPage = async (accountId: string, q: EventQuery, limit: number, offset: number) => (await versionedTextPage(accountId, q, limit, offset)).value;
