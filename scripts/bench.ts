@@ -334,7 +334,9 @@ async function main(): Promise<void> {
       };
       const statements = value('svc_db_statements_total', 'pool="relational"');
       if (statements === undefined) throw new Error('the service exposes no svc_db_statements_total');
-      return { statements, keptPages: value('svc_kept_answers_total', 'read="events.page"') ?? 0 };
+      // REST reads the page as JSON text (events.text), GraphQL as objects (events.page).
+      const keptPages = (value('svc_kept_answers_total', 'read="events.page"') ?? 0) + (value('svc_kept_answers_total', 'read="events.text"') ?? 0);
+      return { statements, keptPages };
     };
     for (let r = 1; r <= ROUNDS; r += 1) {
       for (const c of cases) {

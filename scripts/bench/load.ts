@@ -56,7 +56,7 @@ export interface LoadResult {
   writer?: { accepted: number; refused: number; skipped: number; seconds: number; rate: number };
   /** Statements the service sent per answered request (its svc_db_statements_total, read before and after). */
   statements?: number;
-  /** Event pages a kept result answered, per answered request (the service's svc_kept_answers_total{read="events.page"}). */
+  /** Event pages a kept result answered, per answered request (the service's svc_kept_answers_total{read="events.page"} and {read="events.text"}). */
   keptPages?: number;
 }
 

@@ -44,7 +44,7 @@ import { MALFORMED, operationOf, type OperationIndex, type ResolvedOperation } f
 import { rawBodyMiddleware, WEBHOOK_PREFIX } from './raw-body';
 import type { JsonHook, RestDispatcher } from './rest';
 import { IDEMPOTENCY_HEADER, idempotencyScope, onceByKey, requestHash } from './idempotency';
-import { header, prepareRequest, sendJson, type ApiRequest } from './request';
+import { header, prepareRequest, sendJson, sendPreparedJson, type ApiRequest, type PreparedJson } from './request';
 import { securityHeadersMiddleware } from './security-headers';
 import { documentValidators } from './validator';
 
@@ -136,8 +136,8 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
    * (errors below 500 too) against the document: a body that does not fit is answered as a 500.
    */
   function checkResponses(req: ApiRequest, res: ServerResponse & { json?: JsonHook }, found: ResolvedOperation): void {
-    const send = (value: unknown) => sendJson(req, res, res.statusCode, value);
-    res.json = (value) => {
+    const send = (value: unknown, prepared?: PreparedJson) => (prepared ? sendPreparedJson(req, res, res.statusCode, prepared) : sendJson(req, res, res.statusCode, value));
+    res.json = (value, prepared) => {
       res.json = send;
       if (res.headersSent) return;
       if (res.statusCode < 500) {
@@ -148,7 +148,7 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
           return;
         }
       }
-      send(value);
+      send(value, prepared);
     };
   }
 

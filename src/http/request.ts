@@ -113,6 +113,12 @@ export function prepareJson(value: unknown): PreparedJson {
   return { chunk, etag: createETag(chunk, { weak: true }) };
 }
 
+/** A body that is JSON text already (a spliced answer, rest.ts `spliceCollection`), prepared as `prepareJson` prepares a value's. */
+export function prepareJsonText(text: string): PreparedJson {
+  const chunk = Buffer.from(text, 'utf8');
+  return { chunk, etag: createETag(chunk, { weak: true }) };
+}
+
 /** sendJson for a prepared body: the same bytes and headers, without serialising or hashing again. */
 export function sendPreparedJson(req: IncomingMessage, res: ServerResponse, status: number, prepared: PreparedJson): void {
   sendBody(req, res, status, prepared.chunk, JSON_TYPE, prepared.etag);

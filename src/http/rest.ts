@@ -18,6 +18,7 @@ import mime from 'mime-types';
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type OperationId, type PagedOperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
 import type { GateEnforcer } from '../auth/gates';
+import { JsonText } from '../infra/json-bytes';
 import { isKept, keptRendering } from '../infra/kept';
 import type { Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
@@ -25,14 +26,21 @@ import { Reply, collection, fillSelf, single, wholeCollection } from './envelope
 import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
 import type { ResolvedOperation } from './operations';
 import { pageFor } from './paging';
-import { header, prepareJson, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest } from './request';
+import { header, prepareJson, prepareJsonText, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest, type PreparedJson } from './request';
 
 /**
  * What a wire handler answers. `kept` stands for `body` when the JSON answer is rendered from a
  * kept value alone (src/infra/kept.ts) and `key` (the operation, status, request URL and page
  * numbers): the dispatcher renders it once per value and key.
  */
-type WireResult = { status: string | number; body: unknown; headers?: Record<string, string>; kept?: { value: object; key: string; wire(): unknown } };
+type WireResult = {
+  status: string | number;
+  body: unknown;
+  headers?: Record<string, string>;
+  kept?: { value: object; key: string; wire(): unknown; prepare?(): PreparedJson };
+  /** A declared JSON-text answer (`jsonText`) that is not kept: its bytes, and its value for response validation. */
+  spliced?: { wire(): unknown; prepare(): PreparedJson };
+};
 type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<WireResult>;
 type AnyOperation = (request: unknown, context: RequestContext) => Promise<unknown>;
 type Schema = Record<string, unknown>;
@@ -114,16 +122,54 @@ function wrap(route: RouteSpec, shape: Shape | null, value: unknown, context: Re
   }
 }
 
+/** A page whose items are already JSON text in their wire form (src/infra/json-bytes.ts `JsonText`). */
+export type JsonTextPage = Omit<Page<never>, 'items'> & { items: JsonText };
+
+/**
+ * What a module declares of its bindings beyond the spec. `jsonText`: paged collection operations
+ * whose binding answers a `JsonTextPage`, its items rendered in their wire form already (names,
+ * formats and member order as the name mapping and JSON.stringify would write them; the module
+ * proves the bytes equal in its tests). For these the router maps no names and serialises no
+ * items: it writes the declared envelope around the text (`spliceCollection`). Everything else of
+ * the pipeline is as for any operation (gates, validation, rate limit, ETag and 304, the kept
+ * rendering, response validation in tests).
+ */
+export interface RestDeclarations<J extends OperationId> {
+  jsonText?: readonly J[];
+}
+
+/** A module's bindings: the spec's domain signatures, a declared `jsonText` operation answering a `JsonTextPage`. */
+export type RestBindings<K extends OperationId, J extends K> = {
+  [O in K]: O extends J ? (request: Parameters<RestOperations<RequestContext>[O]>[0], context: RequestContext) => Promise<JsonTextPage> : RestOperations<RequestContext>[O];
+};
+
+/**
+ * The collection envelope (envelope.ts `collection`, the same links and meta) around a page's
+ * items given as wire JSON text: `{"data":<items>,"_links":...,"_meta":...}`, the bytes
+ * JSON.stringify writes for the envelope of the parsed items (`data` is its first member).
+ */
+export function spliceCollection(page: JsonTextPage, self: string): PreparedJson {
+  const envelope = collection({ ...page, items: [] }, self);
+  const around = JSON.stringify({ ...envelope, data: undefined });
+  return prepareJsonText(`{"data":${page.items.text}${around.length > 2 ? `,${around.slice(1)}` : '}'}`);
+}
+
 /**
  * Wire handlers for a module's domain bindings: request names camelCased (opaque JSON as sent),
  * a `paging` request for paged operations, the result mapped back and wrapped as the spec
- * declares. A binding returns its domain value, or `reply(status, value, headers)`.
+ * declares. A binding returns its domain value, or `reply(status, value, headers)`; a declared
+ * `jsonText` operation its page of JSON text (`RestDeclarations`).
  */
-export function bindRest<K extends OperationId>(operations: Pick<RestOperations<RequestContext>, K>): Pick<RestHandlers<RequestContext>, K> {
+export function bindRest<K extends OperationId, J extends K = never>(operations: RestBindings<K, J>, declarations: RestDeclarations<J> = {}): Pick<RestHandlers<RequestContext>, K> {
   const handlers: Record<string, AnyHandler> = {};
+  const jsonText = new Set<OperationId>(declarations.jsonText ?? []);
   for (const [operationId, operation] of Object.entries(operations) as [OperationId, AnyOperation][]) {
     const route = byOperation.get(operationId);
     if (!route) throw new Error(`no route for REST binding ${operationId}`);
+    const spliced = jsonText.has(operationId);
+    if (spliced && (route.envelope.kind !== 'collection' || !route.paging || route.responses[String(route.defaultStatus)] !== 'application/json')) {
+      throw new Error(`REST binding ${operationId}: jsonText is declared for paged JSON collections only`);
+    }
     const shapes = shapesOf(route);
     const handler: AnyHandler = async (request, context) => {
       const query = (request.query ?? {}) as Record<string, unknown>;
@@ -134,6 +180,17 @@ export function bindRest<K extends OperationId>(operations: Pick<RestOperations<
         ...(route.paging ? { paging: pageFor(route.operationId as PagedOperationId, query) } : {}),
       };
       const result = await operation.call(operations, domainRequest, context);
+      if (spliced) {
+        const page = result as JsonTextPage;
+        if (!(page?.items instanceof JsonText)) throw new Error(`REST binding ${operationId} is declared jsonText but did not answer a JSON text page`);
+        const prepare = () => spliceCollection(page, context.selfUrl);
+        // Response validation (tests) checks the value the bytes stand for.
+        const wire = () => JSON.parse(prepare().chunk.toString('utf8')) as unknown;
+        const status = route.defaultStatus;
+        const kept = keptPart(route, page);
+        if (kept) return { status, body: undefined, kept: { value: kept.value, key: `${route.operationId} ${status} ${context.selfUrl}${kept.key}`, wire, prepare } };
+        return { status, body: undefined, spliced: { wire, prepare } };
+      }
       const { status, value, headers } =
         result instanceof Reply ? { status: Number(result.status), value: result.body, headers: result.headers } : { status: route.defaultStatus, value: result, headers: undefined };
       const wire = () => wrap(route, shapes.results.get(status) ?? null, value, context);
@@ -154,12 +211,15 @@ export function bindRest<K extends OperationId>(operations: Pick<RestOperations<
 function keptPart(route: RouteSpec, value: unknown): { value: object; key: string } | null {
   if (isKept(value)) return { value, key: '' };
   if (route.envelope.kind !== 'collection' || !route.paging) return null;
-  const page = value as Page<unknown>;
+  const page = value as Page<unknown> | JsonTextPage;
   return isKept(page.items) ? { value: page.items, key: ` ${page.total} ${page.page} ${page.limit} ${page.pages} ${page.truncated} ${page.nextOffset}` } : null;
 }
 
-/** A JSON writer the response validation installed (app.ts, tests); absent in production. */
-export type JsonHook = (body: unknown) => void;
+/**
+ * A JSON writer the response validation installed (app.ts, tests); absent in production. Given
+ * `prepared`, it checks `body` and writes those bytes (a kept rendering, a spliced answer).
+ */
+export type JsonHook = (body: unknown, prepared?: PreparedJson) => void;
 
 /**
  * One operation's two steps, which the pipeline (app.ts) runs apart so that a request is checked in
@@ -203,9 +263,15 @@ export function createRestDispatcher(deps: { handlers: RestHandlers<RequestConte
     res.statusCode = status;
     const contentType = route.responses[String(result.status)] ?? null;
     if (result.kept) {
+      const kept = result.kept;
+      const render = kept.prepare ?? (() => prepareJson(kept.wire()));
       // Response validation, when on, checks each rendering instead.
-      if (res.json) res.json(result.kept.wire());
-      else sendPreparedJson(req, res, status, keptRendering(result.kept.value, result.kept.key, () => prepareJson(result.kept!.wire())));
+      if (res.json) res.json(kept.wire(), kept.prepare ? render() : undefined);
+      else sendPreparedJson(req, res, status, keptRendering(kept.value, kept.key, render));
+    } else if (result.spliced) {
+      const prepared = result.spliced.prepare();
+      if (res.json) res.json(JSON.parse(prepared.chunk.toString('utf8')), prepared);
+      else sendPreparedJson(req, res, status, prepared);
     } else if (contentType === null || result.body === undefined) {
       res.end();
     } else if (contentType === 'application/json') {

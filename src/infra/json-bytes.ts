@@ -13,3 +13,15 @@ export function jsonTextWithin(value: unknown, max: number): string | null {
 
 /** The message of a member past its bound, one wording for every such member. */
 export const jsonTooLarge = (field: string, max: number) => `${field} must be at most ${max} bytes as JSON`;
+
+/**
+ * JSON text that is already the wire form of a value (a list the database rendered in the API's
+ * names and formats, src/modules/events/repo.ts `textPage`): the REST router splices it into an
+ * answer as it is, for operations that declare it (src/http/rest.ts `jsonText`), instead of
+ * serialising a value. Frozen, so a kept one (src/infra/kept.ts) is immutable all the way down.
+ */
+export class JsonText {
+  constructor(readonly text: string) {
+    Object.freeze(this);
+  }
+}

@@ -67,7 +67,7 @@ export function createMetrics(options: { service: string; env: string; sources: 
       this.set(keptBytes());
     },
   });
-  totalsCounter('svc_kept_answers_total', 'Calls of a named read (events.page) that a kept result answered instead of the database, since start.', 'read', keptAnswers);
+  totalsCounter('svc_kept_answers_total', 'Calls of a named read (events.page, events.text) that a kept result answered instead of the database, since start.', 'read', keptAnswers);
   new Gauge({
     name: 'svc_event_loop_delay_seconds',
     help: "The event loop's own delay over the last 5 s (p50, p99, max): a busy node, told apart from a slow dependency.",

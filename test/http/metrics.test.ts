@@ -61,9 +61,9 @@ describe('metrics listener', () => {
     expect(await statements()).toBeGreaterThanOrEqual(after);
   });
 
-  test('svc_kept_answers_total{read="events.page"} counts the pages a kept page answered, not the ones loaded', async () => {
+  test('svc_kept_answers_total{read="events.text"} counts the REST pages a kept page answered, not the ones loaded', async () => {
     const keptPages = async () => {
-      const line = (await scrape()).split('\n').find((l) => /^svc_kept_answers_total\{.*\bread="events\.page".*\} \d+$/.test(l));
+      const line = (await scrape()).split('\n').find((l) => /^svc_kept_answers_total\{.*\bread="events\.text".*\} \d+$/.test(l));
       return line === undefined ? 0 : Number(line.split(' ').pop());
     };
     const owner = await devLogin(t);

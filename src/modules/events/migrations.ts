@@ -126,4 +126,144 @@ export const eventMigrations: readonly Migration[] = [
       await knex.schema.dropTableIfExists('event_counts');
     },
   },
+  {
+    name: '20261128193000_events_api_json',
+    async up(knex: Knex) {
+      await knex.raw(API_JSON_NUMBER);
+      await knex.raw(API_JSON);
+    },
+    async down(knex: Knex) {
+      await knex.raw('drop function if exists api_json(jsonb)');
+      await knex.raw('drop function if exists api_json_number(text)');
+    },
+  },
 ];
+
+/**
+ * The least magnitude JavaScript reads as Infinity (half way between the largest double and 2^1024,
+ * which rounds to even: up), and the greatest it reads as 0 (half the least subnormal, 2^-1075).
+ */
+const READS_AS_INFINITY = (2n ** 1024n - 2n ** 970n).toString();
+const READS_AS_ZERO = `0.${(5n ** 1075n).toString().padStart(1075, '0')}`;
+
+/**
+ * `api_json_number(text)`: a jsonb number's text (numeric's plain decimal) as JavaScript writes the
+ * number it reads as (`JSON.stringify(JSON.parse(text))`): numbers of at most 15 characters (so at
+ * most 15 significant digits, which a double holds exactly) from 1e-6 up without trailing fraction
+ * zeros are written the same and pass as they are;
+ * any other is rounded to the nearest double (PostgreSQL's float8 input rounds as JavaScript's
+ * does) and its shortest round-trip digits laid out by ECMAScript's Number::toString: plain from 1e-6 up to 1e21, `d.ddde+n` / `de-n` otherwise;
+ * past the double range Infinity (written `null`), below it 0.
+ */
+// (No question marks in these texts: knex reads each as a binding.)
+const API_JSON_NUMBER = `
+  create or replace function api_json_number(t text) returns text language plpgsql immutable strict parallel safe as $$
+  declare
+    n numeric;
+    x float8;
+    p int;
+    s text;
+    m text[];
+    digits text;
+    e int;
+    k int;
+    negative boolean;
+  begin
+    if length(t) <= 15 and t ~ '^-{0,1}(0|[1-9][0-9]*)(\\.[0-9]*[1-9]){0,1}$' and t !~ '^-{0,1}0\\.000000' then return t; end if;
+    n := t::numeric;
+    if abs(n) >= ${READS_AS_INFINITY} then return 'null'; end if;
+    if abs(n) <= ${READS_AS_ZERO} then return '0'; end if;
+    -- The double JavaScript reads (float8 input rounds correctly from the text, as JavaScript
+    -- does; the numeric cast need not), and its fewest significant digits (from 15 up) that read
+    -- back as it, each the nearest of its length (C's %.*e): Number::toString's digits. (float8's
+    -- own shortest output differs where a shorter text lies exactly half way between doubles.)
+    x := t::float8;
+    -- (A subnormal double carries fewer digits: its shortest text may be shorter than 15.)
+    for p in case when abs(x) < 2.2250738585072014e-308 then 0 else 14 end..16 loop
+      s := ltrim(to_char(x, '9.' || repeat('9', p) || 'EEEE'));
+      -- (A rounding of the largest doubles may read as Infinity: not theirs.)
+      exit when abs(s::numeric) < ${READS_AS_INFINITY} and s::float8 = x;
+    end loop;
+    negative := left(s, 1) = '-';
+    if negative then s := substr(s, 2); end if;
+    m := regexp_match(s, '^([0-9]+)(\\.([0-9]+)){0,1}(e([-+][0-9]+)){0,1}$');
+    digits := m[1] || coalesce(m[3], '');
+    -- The value is 0.<digits> times 10^e.
+    e := length(m[1]) + coalesce(m[5]::int, 0);
+    k := length(digits) - length(ltrim(digits, '0'));
+    digits := rtrim(ltrim(digits, '0'), '0');
+    e := e - k;
+    if digits = '' then return '0'; end if;
+    k := length(digits);
+    s := case
+      when k <= e and e <= 21 then digits || repeat('0', e - k)
+      when 0 < e and e <= 21 then left(digits, e) || '.' || substr(digits, e + 1)
+      when -6 < e and e <= 0 then '0.' || repeat('0', -e) || digits
+      else left(digits, 1) || case when k > 1 then '.' || substr(digits, 2) else '' end || 'e' || case when e >= 1 then '+' else '-' end || abs(e - 1)::text
+    end;
+    return case when negative then '-' || s else s end;
+  end $$`;
+
+/** A jsonb number's text as `api_json_number` writes it, the common case (short plain decimals, as written) decided inline. */
+const numberSql = (t: string) =>
+  `case when length(${t}) <= 15 and ${t} ~ '^-{0,1}(0|[1-9][0-9]*)(\\.[0-9]*[1-9]){0,1}$' and ${t} !~ '^-{0,1}0\\.000000' then ${t} else api_json_number(${t}) end`;
+
+/** How one member value of a jsonb object or array is written by `api_json`: scalars inline, containers by `api_json`. */
+const memberSql = (v: string) =>
+  `case jsonb_typeof(${v}) when 'string' then ${v}::text when 'number' then ${numberSql(`${v}::text`)} when 'object' then api_json(${v}) when 'array' then api_json(${v}) else ${v}::text end`;
+
+/**
+ * SQL writing the jsonb object `v` as `api_json` does (`alias` names its members' row): members
+ * joined without spaces, array-index keys (canonical integers up to 2^32 - 2) first, ascending,
+ * then the others in jsonb's order, as an object JSON.parse made enumerates them. The events
+ * page inlines it for each event's `raw` (repo.ts), which saves a function call per event;
+ * `api_json` is made from the same text.
+ */
+export function apiJsonObjectSql(v: string, alias: string): string {
+  const index = `case when ${alias}.key ~ '^(0|[1-9][0-9]{0,9})$' then case when ${alias}.key::bigint <= 4294967294 then ${alias}.key::bigint end end`;
+  return `'{' || coalesce((select string_agg(to_json(${alias}.key)::text || ':' || ${memberSql(`${alias}.value`)}, ',' order by ${index} nulls last, ${alias}.n) from jsonb_each(${v}) with ordinality ${alias}(key, value, n)), '') || '}'`;
+}
+
+/**
+ * What the text of a jsonb object holds when it is not a flat object that only needs its spaces
+ * dropped: a nested object or array (a bracket after the first character), an array-index-like
+ * key, or a number `api_json_number` would rewrite (16 or more digits, below 1e-6, trailing
+ * fraction zeros). Strings that look alike only send an object the long way.
+ */
+const NOT_FLAT = `'.[[{]|"[0-9]+": |: -{0,1}([0-9.]{16}|0\\.000000)|\\.[0-9]*0[,}]'`;
+
+/**
+ * SQL writing the jsonb value `v` as `api_json(v)` does, for the events page's `raw` (repo.ts):
+ * a small flat object whose keys and numbers JavaScript writes as jsonb does (most events: a few
+ * names, ids and counts) is joined member by member in the statement, a quarter of what the
+ * function's walk costs; any other value goes to `api_json`. (The test of the text is skipped for
+ * large values, whose scan would cost more than it saves.)
+ */
+export function apiJsonSql(v: string, alias: string): string {
+  const flat = `(select '{' || coalesce(string_agg(to_json(${alias}.key)::text || ':' || ${alias}.value::text, ',' order by ${alias}.n), '') || '}' from jsonb_each(${v}) with ordinality ${alias}(key, value, n))`;
+  return `case when jsonb_typeof(${v}) = 'object' and pg_column_size(${v}) <= 2048 and ${v}::text !~ ${NOT_FLAT} then ${flat} else api_json(${v}) end`;
+}
+
+/**
+ * `api_json(jsonb)`: the JSON text JavaScript writes for the value as PostgreSQL hands it over
+ * (`JSON.stringify(JSON.parse(raw::text))`), so a page the database renders is the bytes the API
+ * answered when the service parsed and serialised it (repo.ts `textPage`): no spaces after `,` and
+ * `:`; objects' keys in the order a parsed object enumerates them (`apiJsonObjectSql`); numbers
+ * by `api_json_number`; strings, true, false and null as jsonb writes them (its string escapes
+ * are JSON.stringify's: `\\"`, `\\\\`, `\\b\\f\\n\\r\\t`, other controls as `\\u00xx`; jsonb holds
+ * no lone surrogate).
+ */
+const API_JSON = `
+  create or replace function api_json(v jsonb) returns text language plpgsql immutable strict parallel safe as $$
+  begin
+    case jsonb_typeof(v)
+    when 'object' then
+      return ${apiJsonObjectSql('v', 'm')};
+    when 'array' then
+      return '[' || coalesce((select string_agg(${memberSql('m.value')}, ',' order by m.n) from jsonb_array_elements(v) with ordinality m(value, n)), '') || ']';
+    when 'number' then
+      return api_json_number(v::text);
+    else
+      return v::text;
+    end case;
+  end $$`;

@@ -1,9 +1,12 @@
 /** Event storage (knex). Each query carries a short name comment for slow-query logs. */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
+import { openapiDocument } from '../../../generated/openapi-document';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
+import { JsonText } from '../../infra/json-bytes';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { apiJsonSql } from './migrations';
 import { onPostgres, statement } from '../../infra/db/statement';
 
 /**
@@ -32,6 +35,31 @@ export type EventItem = RowValue<typeof itemOf>;
 
 /** A stored row (`returning *`, the gift bundler's rows) in its API form, by the same mapping as a page's rows. */
 export const itemOfRow = (row: EventRow): EventItem => itemOf.map({ ...row, event_type: row.type });
+
+/**
+ * An event of a page as the API writes it, rendered by the database as JSON text (`textPage`): the
+ * spec's `Event` members in the schema's order under their wire names, each written as the
+ * parse-and-serialise path wrote it (rows.ts `map`, src/http/mapping.ts `toWire`, JSON.stringify):
+ * strings by `to_json` (PostgreSQL's escapes are JSON.stringify's), a date-time as the API's
+ * `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC (milliseconds truncated, as the driver's Date truncates them),
+ * opaque JSON (`raw`) by `api_json` (migrations.ts), null as `null`. Made from the schema, so a
+ * member added to `Event` is rendered (or refused here, for a type this does not know) rather
+ * than silently left out; test/modules/events-splice.test.ts compares the bytes.
+ */
+function wireItemSql(alias: string): string {
+  const properties: Record<string, { type?: string; format?: string }> = openapiDocument.components.schemas.Event.properties;
+  const members = Object.entries(properties).map(([name, schema], i) => {
+    const column = `${alias}.${name}`;
+    let value: string;
+    if (schema.type === 'string' && schema.format === 'date-time') value = `'"' || to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`;
+    else if (schema.type === 'string') value = `to_json(${column})::text`;
+    else if (schema.type === 'object') value = apiJsonSql(column, 'r');
+    else throw new Error(`events wire item: no JSON rendering for member ${name} (${String(schema.type)})`);
+    return `'${i === 0 ? '{' : ','}"${name}":' || coalesce(${value}, 'null')`;
+  });
+  return `${members.join(' || ')} || '}'`;
+}
+const WIRE_ITEM = wireItemSql('e');
 
 /** SQL text with `?` placeholders and their values, in order. */
 interface Sql {
@@ -160,8 +188,14 @@ const VERSION_SQL = 'select n from event_versions where account_id = ?';
  * (ADR 004, "eighth session"). On the embedded store PGlite runs inside the service process, so
  * rendering there moves no work out of it and grows its WebAssembly heap; there the items are rows
  * that the head (one row) joins to, so a page past the end still answers its total.
+ *
+ * `'wire'` (either store): the head with the page's events as the API's JSON text (`WIRE_ITEM`
+ * per event), which the REST answer splices as it is (`textPage`): one array on PostgreSQL, one
+ * event per row on the embedded store (see the statement). That moves the rendering into PGlite
+ * on the embedded store too, for an answer that is then text rather than an object per event
+ * and payload member.
  */
-function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number, maxBytes: number, rendered: boolean): Sql {
+function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number, maxBytes: number, rendered: boolean | 'wire', onServer: boolean): Sql {
   const counted = total(accountId, q);
   const where = conditions(accountId, q);
   // One plain select (hot-read.ts tells reads from writes by it): the window `p`, the rows it keeps
@@ -171,7 +205,22 @@ function pageStatement(accountId: string, q: EventQuery, limit: number, offset: 
   const f = `select coalesce(max(n), 0)::int as fetched, count(*)::int as kept, coalesce(sum(b), 0)::bigint as bytes, array_agg(id) as ids from (${k}) k`;
   const kValues = [...where.values, limit, offset, maxBytes];
   const head = `select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total, f.fetched, f.kept, f.bytes`;
-  const items = (list: string, ids: string) => `select ${list} from events where account_id = ? and id = any(${ids}) order by created_at desc, id desc`;
+  const items = (list: string, ids: string) => `select ${list} from events e where e.account_id = ? and e.id = any(${ids}) order by e.created_at desc, e.id desc`;
+  if (rendered === 'wire') {
+    // The items as the API's JSON text (`textPage`): on PostgreSQL one array; on the embedded
+    // store one event's text per row, which the service joins (an aggregate of the whole page would
+    // grow PGlite's WebAssembly heap, which never shrinks, by the page twice over).
+    if (onServer) {
+      return {
+        text: `/* events.text */ ${head}, (select coalesce('[' || string_agg(${WIRE_ITEM}, ',' order by e.created_at desc, e.id desc) || ']', '[]') from (${items('*', 'f.ids')}) e) as items from (${f}) f`,
+        values: [accountId, ...counted.values, accountId, ...kValues],
+      };
+    }
+    return {
+      text: `/* events.text */ select t.version, t.total, t.fetched, t.kept, t.bytes, e.item from (${head}, f.ids from (${f}) f) t left join lateral (${items(`${WIRE_ITEM} as item, e.created_at, e.id`, 't.ids')}) e on true order by e.created_at desc, e.id desc`,
+      values: [accountId, ...counted.values, ...kValues, accountId],
+    };
+  }
   if (rendered) {
     return {
       text: `/* events.page */ ${head}, (select coalesce(json_agg(e order by e."createdAt" desc, e.id desc), '[]') from (${items(itemOf.jsonSelect, 'f.ids')}) e)::text as items from (${f}) f`,
@@ -194,6 +243,19 @@ export interface EventPage {
 }
 
 /**
+ * A page of events as the API's JSON text (`textPage`): `items` is the JSON array of the page's
+ * events exactly as the REST answer carries them, `count` how many it holds. Kept by the page
+ * cache as it is (one string per page, not an object per event and payload member).
+ */
+export interface EventTextPage {
+  items: JsonText;
+  count: number;
+  total: number;
+  truncated: boolean;
+  bytes: number;
+}
+
+/**
  * The bytes of `raw` (as JSON text) one page of `GET /v1/events` may carry (config
  * `events.page_max_bytes`) unless options say otherwise.
  */
@@ -205,7 +267,7 @@ export function createEventsRepo(knex: Knex, options: { pageMaxBytes?: number } 
   const rendered = onPostgres(knex);
   /** The page, with the account's event version read by the same statement (no row reads as 0). */
   async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: EventPage; version: string }> {
-    const sql = pageStatement(accountId, q, limit, offset, pageMaxBytes, rendered);
+    const sql = pageStatement(accountId, q, limit, offset, pageMaxBytes, rendered, rendered);
     type Head = { version: string | null; total: string | number; fetched: number; kept: number; bytes: string | number; items?: string; id?: string | null };
     const rows = await statement<Head>(knex, sql.text, sql.values, { apiTimestamps: !rendered });
     const first = rows[0]!;
@@ -216,6 +278,25 @@ export function createEventsRepo(knex: Knex, options: { pageMaxBytes?: number } 
     return { value, version: first.version ?? '0' };
   }
   const page = async (accountId: string, q: EventQuery, limit: number, offset: number) => (await versionedPage(accountId, q, limit, offset)).value;
+  /** The page as the API's JSON text, with the account's event version read by the same statement. */
+  async function versionedTextPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: EventTextPage; version: string }> {
+    const sql = pageStatement(accountId, q, limit, offset, pageMaxBytes, 'wire', rendered);
+    type Head = { version: string | null; total: string | number; fetched: number; kept: number; bytes: string | number; items?: string; item?: string | null };
+    const rows = await statement<Head>(knex, sql.text, sql.values);
+    const first = rows[0];
+    let text = first!.items;
+    if (text === undefined) {
+      const each: string[] = [];
+      for (const row of rows) if (row.item !== null && row.item !== undefined) each.push(row.item);
+      text = `[${each.join(',')}]`;
+    }
+    const kept = Number(first!.kept);
+    const value = { items: new JsonText(text), count: kept, total: Number(first!.total), truncated: kept < Number(first!.fetched), bytes: Number(first!.bytes) };
+    return { value, version: first!.version ?? '0' };
+  }
+  const textPage = async (accountId: string, q: EventQuery, limit: number, offset: number) => (await versionedTextPage(accountId, q, limit, offset)).value;
+  const pageKey = (accountId: string, q: EventQuery, limit: number, offset: number) => JSON.stringify([accountId, q, limit, offset]);
+  const pageGuard = (accountId: string) => ({ id: `events:${accountId}`, sql: VERSION_SQL, bindings: [accountId] });
 
   return {
     /**
@@ -226,12 +307,19 @@ export function createEventsRepo(knex: Knex, options: { pageMaxBytes?: number } 
     page: hotRead(
       knex,
       page,
-      (accountId: string, q: EventQuery, limit: number, offset: number) => JSON.stringify([accountId, q, limit, offset]),
-      (accountId) => ({ id: `events:${accountId}`, sql: VERSION_SQL, bindings: [accountId] }),
+      pageKey,
+      pageGuard,
       // A page holds up to 100 rows with their raw payloads: keep fewer of them than of small reads,
       // and only pages asked for again (most distinct pages, filters and users are asked once).
       { name: 'events.page', max: 1_000, versioned: versionedPage, keepOnRepeat: true },
     ),
+    /**
+     * events.text: the same page as `page` (same filters, order, total and byte budget), its
+     * events as the API's JSON text rendered by the database on either store, for `GET /v1/events`
+     * to splice into its answer (src/http/rest.ts `jsonText`) without parsing or serialising
+     * them. A hot read as `page` is; a kept page is that text (a string), not objects.
+     */
+    textPage: hotRead(knex, textPage, pageKey, pageGuard, { name: 'events.text', max: 1_000, versioned: versionedTextPage, keepOnRepeat: true }),
     /** events.byId */
     async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventItem | undefined> {
       const row = await db('events').where({ id, account_id: accountId }).first(db.raw(itemOf.select));

@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
-import { jsonTextWithin } from '../../infra/json-bytes';
+import type { HotRead } from '../../infra/db/hot-read';
+import { jsonTextWithin, type JsonText } from '../../infra/json-bytes';
 import type { Logger } from '../../infra/logger';
 import type { ReadBudget, ReadHold } from '../../infra/read-budget';
 import { pageOf, type Page, type PageRequest } from '../../paging';
@@ -104,6 +105,8 @@ function offsetOf(value: number | string | null | undefined): number | undefined
 
 /** A page of events: the byte budget may cut it short (`truncated`), and then names where the next starts. */
 export type EventsPage = Page<StreamEvent> & { truncated: boolean; nextOffset: number | null };
+/** An events page whose events are the API's JSON text (`listText`): the page's numbers as `EventsPage`'s. */
+export type EventsTextPage = Omit<EventsPage, 'items'> & { items: JsonText };
 
 /** The byte budgets of the events surface (config `events`; src/config/config.ts). */
 export interface EventBudgets {
@@ -143,6 +146,62 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
     await bus.publish(eventsBusChannel(event.accountId), JSON.stringify(eventWire(event)));
   }
 
+  /**
+   * A page by `read` (`repo.page` or `repo.textPage`): the filter checked and read, the page asked
+   * by `page` or `offset`, and the node's read budget held for it (see `list`). `count` tells how
+   * many events the page holds (where the next page starts).
+   */
+  async function readPage<P extends { total: number; truncated: boolean; bytes: number }>(
+    read: HotRead<[string, EventQuery, number, number], P>,
+    count: (page: P) => number,
+    auth: AuthContext,
+    filter: EventFilter,
+    asked: PageRequest,
+    untilAnswered?: (release: () => void) => void,
+  ): Promise<{ found: P; request: PageRequest; nextOffset: number | null }> {
+    const offset = offsetOf(filter.offset);
+    const request: PageRequest = offset === undefined ? asked : { page: Math.floor(offset / asked.limit) + 1, limit: asked.limit, offset };
+    const types = list(filter.types);
+    if (types && types.length > 50) throw AppError.validation(eventMessages.tooManyTypes);
+    const query: EventQuery = {
+      types,
+      platforms: list(filter.platform),
+      userId: filter.userId ?? undefined,
+      search: filter.search ? filter.search : undefined,
+      from: time('from', filter.from),
+      to: time('to', filter.to),
+    };
+    const accountId = accountOf(auth);
+    // A page to load holds what a page may cost before the read, and what it did cost after; a
+    // kept page (current for this call) holds only its own bytes, and reads nothing. Either
+    // holds until its answer is written. (Holding the most a page may cost for every read, a
+    // page read by many requests at once, as a dashboard's during a stream, let only a few of
+    // them in at a time: a quarter of the node's budget per account.)
+    const reads = budgets.reads;
+    let found: P;
+    let hold: ReadHold | null = null;
+    if (reads) {
+      const held: { hold: ReadHold | null } = { hold: null };
+      try {
+        found = await read.beforeLoad(async () => (held.hold = await reads.acquire(accountId, budgets.pageMaxBytes)), accountId, query, request.limit, request.offset);
+      } catch (error) {
+        held.hold?.release();
+        throw error;
+      }
+      hold = held.hold;
+      if (hold) hold.resize(found.bytes);
+      else hold = await reads.acquire(accountId, found.bytes);
+    } else found = await read(accountId, query, request.limit, request.offset);
+    if (hold) {
+      const release = hold.release;
+      if (untilAnswered) untilAnswered(release);
+      else release();
+    }
+    const end = request.offset + count(found);
+    const nextOffset = (found.truncated || offset !== undefined) && end < found.total ? end : null;
+    return { found, request, nextOffset };
+  }
+
   const service = {
     /** Set once by the module (community gift bundling). */
     hooks: {} as EmitHooks,
@@ -177,47 +236,17 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
      * it (the answer written out); without it, on return.
      */
     async list(auth: AuthContext, filter: EventFilter, asked: PageRequest, untilAnswered?: (release: () => void) => void): Promise<EventsPage> {
-      const offset = offsetOf(filter.offset);
-      const request: PageRequest = offset === undefined ? asked : { page: Math.floor(offset / asked.limit) + 1, limit: asked.limit, offset };
-      const types = list(filter.types);
-      if (types && types.length > 50) throw AppError.validation(eventMessages.tooManyTypes);
-      const query: EventQuery = {
-        types,
-        platforms: list(filter.platform),
-        userId: filter.userId ?? undefined,
-        search: filter.search ? filter.search : undefined,
-        from: time('from', filter.from),
-        to: time('to', filter.to),
-      };
-      const accountId = accountOf(auth);
-      // A page to load holds what a page may cost before the read, and what it did cost after; a
-      // kept page (current for this call) holds only its own bytes, and reads nothing. Either
-      // holds until its answer is written. (Holding the most a page may cost for every read, a
-      // page read by many requests at once, as a dashboard's during a stream, let only a few of
-      // them in at a time: a quarter of the node's budget per account.)
-      const reads = budgets.reads;
-      let found;
-      let hold: ReadHold | null = null;
-      if (reads) {
-        const held: { hold: ReadHold | null } = { hold: null };
-        try {
-          found = await repo.page.beforeLoad(async () => (held.hold = await reads.acquire(accountId, budgets.pageMaxBytes)), accountId, query, request.limit, request.offset);
-        } catch (error) {
-          held.hold?.release();
-          throw error;
-        }
-        hold = held.hold;
-        if (hold) hold.resize(found.bytes);
-        else hold = await reads.acquire(accountId, found.bytes);
-      } else found = await repo.page(accountId, query, request.limit, request.offset);
-      if (hold) {
-        const release = hold.release;
-        if (untilAnswered) untilAnswered(release);
-        else release();
-      }
-      const end = request.offset + found.items.length;
-      const nextOffset = (found.truncated || offset !== undefined) && end < found.total ? end : null;
+      const { found, request, nextOffset } = await readPage(repo.page, (page) => page.items.length, auth, filter, asked, untilAnswered);
       return { ...pageOf(found.items, found.total, request), truncated: found.truncated, nextOffset };
+    },
+    /**
+     * `list` with the page's events as the API's JSON text (repo.ts `textPage`), for the REST
+     * answer to splice as it is (rest.ts): the same filters, checks, paging, byte budget and read
+     * budget; a kept page is the text itself.
+     */
+    async listText(auth: AuthContext, filter: EventFilter, asked: PageRequest, untilAnswered?: (release: () => void) => void): Promise<EventsTextPage> {
+      const { found, request, nextOffset } = await readPage(repo.textPage, (page) => page.count, auth, filter, asked, untilAnswered);
+      return { ...pageOf([], found.total, request), items: found.items, truncated: found.truncated, nextOffset };
     },
     async get(auth: AuthContext, id: string): Promise<StreamEvent> {
       const row = UUID_RE.test(id) ? await repo.byId(accountOf(auth), id) : undefined;
