@@ -197,7 +197,12 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "name": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "pattern": "name must not be blank"
+                    },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 100
                   }
@@ -1385,7 +1390,12 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "name": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "pattern": "name must not be blank"
+                    },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 100
                   },
@@ -1746,7 +1756,12 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "name": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "pattern": "name must not be blank"
+                    },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 100
                   }
@@ -3260,7 +3275,12 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "name": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "pattern": "name must not be blank"
+                    },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 100
                   },
@@ -3963,9 +3983,11 @@ export const openapiDocument = {
                   "label": {
                     "x-error-details": false,
                     "x-error-message": {
+                      "pattern": "Label is required",
                       "minLength": "Label is required"
                     },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 100,
                     "description": "Not blank after trimming."
@@ -6931,9 +6953,11 @@ export const openapiDocument = {
                   "label": {
                     "x-error-details": false,
                     "x-error-message": {
+                      "pattern": "Label is required",
                       "minLength": "Label is required"
                     },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 100,
                     "description": "Not blank after trimming."
@@ -10003,6 +10027,7 @@ export const openapiDocument = {
             "schema": {
               "x-error-message": "platform_user_id must be 1 to 200 characters",
               "type": "string",
+              "pattern": "\\S",
               "minLength": 1,
               "maxLength": 200
             }
@@ -20183,7 +20208,12 @@ export const openapiDocument = {
                 "additionalProperties": false,
                 "properties": {
                   "display_name": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "pattern": "display_name must not be blank"
+                    },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 100
                   },
@@ -20436,12 +20466,22 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "kind": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "pattern": "kind must not be blank"
+                    },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 50
                   },
                   "name": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "pattern": "name must not be blank"
+                    },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
                     "maxLength": 100
                   },
@@ -24342,9 +24382,15 @@ export const openapiDocument = {
                     ]
                   },
                   "channel": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "pattern": "Channel not found"
+                    },
                     "type": "string",
+                    "pattern": "\\S",
                     "minLength": 1,
-                    "maxLength": 200
+                    "maxLength": 200,
+                    "description": "A channel login or name; not blank."
                   }
                 }
               }
@@ -28631,9 +28677,11 @@ export const openapiDocument = {
           "label": {
             "x-error-details": false,
             "x-error-message": {
+              "pattern": "Label is required",
               "minLength": "Label is required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 100,
             "description": "Not blank after trimming."
@@ -28907,6 +28955,7 @@ export const openapiDocument = {
           "title": {
             "x-error-message": "Title must be between 3 and 200 characters",
             "type": "string",
+            "pattern": "^\\s*\\S[\\s\\S]+\\S\\s*$",
             "minLength": 3,
             "maxLength": 200,
             "example": "A dark theme for overlays"
@@ -28941,6 +28990,7 @@ export const openapiDocument = {
           "name": {
             "x-error-message": "Category name must be between 1 and 100 characters",
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 100,
             "example": "Overlays"
@@ -28967,9 +29017,11 @@ export const openapiDocument = {
         "properties": {
           "body": {
             "x-error-message": {
+              "pattern": "Comment body is required",
               "minLength": "Comment body is required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 10000,
             "example": "<p>Yes, please!</p>",
@@ -28992,6 +29044,7 @@ export const openapiDocument = {
           "name": {
             "x-error-message": "Tag name must be between 1 and 50 characters",
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 50,
             "example": "accessibility"
@@ -29036,7 +29089,12 @@ export const openapiDocument = {
             "description": "`^[a-z0-9]+(?:-[a-z0-9]+)*$`, 2 to 40 characters, immutable."
           },
           "name": {
+            "x-error-details": false,
+            "x-error-message": {
+              "pattern": "name must not be blank"
+            },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 100
           },
@@ -29490,10 +29548,12 @@ export const openapiDocument = {
           "notes": {
             "x-error-details": false,
             "x-error-message": {
+              "pattern": "Review notes are required",
               "required": "Review notes are required",
               "minLength": "Review notes are required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 5000,
             "description": "Why (required, non-blank)."
@@ -32851,6 +32911,7 @@ export const openapiDocument = {
           "user_id": {
             "x-error-message": "user_id must be 1 to 200 characters",
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 200,
             "description": "The target's platform user id (ban, timeout)."
@@ -32858,6 +32919,7 @@ export const openapiDocument = {
           "message_id": {
             "x-error-message": "message_id must be 1 to 200 characters",
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 200,
             "description": "The platform message id (delete)."
@@ -34959,9 +35021,11 @@ export const openapiDocument = {
           "label": {
             "x-error-details": false,
             "x-error-message": {
+              "pattern": "Label is required",
               "minLength": "Label is required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 100,
             "description": "Not blank after trimming."
@@ -35109,6 +35173,7 @@ export const openapiDocument = {
           "message": {
             "x-error-message": "message must be 1 to 500 characters",
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 500,
             "description": "1 to 500 characters after trimming."
@@ -35123,6 +35188,7 @@ export const openapiDocument = {
           "reply_to_message_id": {
             "x-error-message": "reply_to_message_id must be 1 to 200 characters",
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 200,
             "description": "The platform id of the message to reply to."
@@ -35415,9 +35481,11 @@ export const openapiDocument = {
           "display_name": {
             "x-error-details": false,
             "x-error-message": {
+              "pattern": "display_name is required",
               "minLength": "display_name is required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 100
           },
@@ -35446,27 +35514,33 @@ export const openapiDocument = {
           "description": {
             "x-error-details": false,
             "x-error-message": {
+              "pattern": "description is required",
               "minLength": "description is required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 5000
           },
           "motivation": {
             "x-error-details": false,
             "x-error-message": {
+              "pattern": "motivation is required",
               "minLength": "motivation is required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 5000
           },
           "what_to_build": {
             "x-error-details": false,
             "x-error-message": {
+              "pattern": "what_to_build is required",
               "minLength": "what_to_build is required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 5000
           },
@@ -35813,6 +35887,7 @@ export const openapiDocument = {
           "title": {
             "x-error-message": "Title must be between 3 and 200 characters",
             "type": "string",
+            "pattern": "^\\s*\\S[\\s\\S]+\\S\\s*$",
             "minLength": 3,
             "maxLength": 200
           },
@@ -35843,6 +35918,7 @@ export const openapiDocument = {
           "name": {
             "x-error-message": "Category name must be between 1 and 100 characters",
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 100
           },
@@ -35868,9 +35944,11 @@ export const openapiDocument = {
         "properties": {
           "body": {
             "x-error-message": {
+              "pattern": "Comment body is required",
               "minLength": "Comment body is required"
             },
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 10000,
             "description": "Must keep some text after sanitising."
@@ -36074,6 +36152,7 @@ export const openapiDocument = {
           "name": {
             "x-error-message": "name must be 1 to 100 characters",
             "type": "string",
+            "pattern": "\\S",
             "minLength": 1,
             "maxLength": 100,
             "description": "1 to 100 characters after trimming."

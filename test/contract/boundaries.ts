@@ -103,6 +103,11 @@ export function variantsOf(node: unknown, json: boolean): Variant[] {
         const bad = ['!!', 'Ä ~', ' ', '-'].find((c) => !matches(schema.pattern as string, c) && (max === undefined || c.length <= max) && c.length >= min);
         if (bad !== undefined) out.push({ expect: 'refuse', what: `breaks ${schema.pattern}`, value: bad });
       }
+      // Blank text: what the schema lets through must not be refused as blank by the service (a
+      // rule "not blank" is declared with a pattern such as `\S`).
+      if (min > 0 && typeof schema.pattern !== 'string' && !Array.isArray(schema.allOf) && (max === undefined || Math.max(min, 3) <= max)) {
+        out.push({ expect: 'accept', what: 'blank (spaces only; no pattern declared)', value: ' '.repeat(Math.max(min, 3)) });
+      }
       const lengths: [number, 'accept' | 'refuse'][] = [[min, 'accept']];
       if (min > 0) lengths.push([min - 1, 'refuse']);
       if (max !== undefined && max <= (json ? 20_000 : 4_000)) lengths.push([max, 'accept'], [max + 1, 'refuse']);

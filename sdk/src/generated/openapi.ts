@@ -15285,6 +15285,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description A channel login or name; not blank. */
                     channel: string;
                     /** @enum {string} */
                     platform: "platform_a" | "platform_b" | "platform_c";
