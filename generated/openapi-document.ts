@@ -9644,10 +9644,22 @@ export const openapiDocument = {
             "name": "search",
             "in": "query",
             "required": false,
-            "description": "Comma-separated keywords (at most 20 of at most 100 characters).",
+            "description": "Comma-separated keywords, trimmed, blanks dropped: at most 20 of at most 100 characters.",
             "schema": {
               "type": "string",
-              "maxLength": 10000
+              "maxLength": 10000,
+              "x-error-message": {
+                "pattern ^(?:(?:[^,\\S]*,)*[^,\\S]*|(?:[^,\\S]*,)*[^,\\S]*[^,\\s][^,]*(?:(?:,[^,\\S]*)*,[^,\\S]*[^,\\s][^,]*){0,19}(?:,[^,\\S]*)*)$": "search may hold at most 20 keywords",
+                "pattern ^[^,\\S]*(?:[^,\\s](?:[^,]{0,98}[^,\\s])?)?[^,\\S]*(?:,[^,\\S]*(?:[^,\\s](?:[^,]{0,98}[^,\\s])?)?[^,\\S]*)*$": "search keywords may be at most 100 characters"
+              },
+              "allOf": [
+                {
+                  "pattern": "^(?:(?:[^,\\S]*,)*[^,\\S]*|(?:[^,\\S]*,)*[^,\\S]*[^,\\s][^,]*(?:(?:,[^,\\S]*)*,[^,\\S]*[^,\\s][^,]*){0,19}(?:,[^,\\S]*)*)$"
+                },
+                {
+                  "pattern": "^[^,\\S]*(?:[^,\\s](?:[^,]{0,98}[^,\\s])?)?[^,\\S]*(?:,[^,\\S]*(?:[^,\\s](?:[^,]{0,98}[^,\\s])?)?[^,\\S]*)*$"
+                }
+              ]
             },
             "allowReserved": true
           },

@@ -14200,8 +14200,8 @@ export interface operations {
                 platform?: "platform_a" | "platform_b" | "platform_c";
                 /** @description The sender's id on the platform. */
                 platform_user_id?: string;
-                /** @description Comma-separated keywords (at most 20 of at most 100 characters). */
-                search?: string;
+                /** @description Comma-separated keywords, trimmed, blanks dropped: at most 20 of at most 100 characters. */
+                search?: string & (unknown & unknown);
                 /** @description RFC 3339; messages sent at or before it. */
                 to?: string;
                 /**

@@ -357,7 +357,9 @@ function checkSupported(document: Document): void {
         if (parameter.content || !schema) unsupported(`${where} ${parameter.name}`, 'a parameter without a schema');
         if (parameter.style !== undefined || parameter.explode !== undefined) unsupported(`${where} ${parameter.name}`, 'a parameter style');
         if (parameter.in === 'query' && !parameter.allowReserved) unsupported(`${where} ${parameter.name}`, 'a query parameter without allowReserved (codegen sets it)');
-        if (!['string', 'integer', 'number', 'boolean'].includes(String(schema.type ?? schema['x-string-type'])) || schema.allOf || schema.oneOf || schema.anyOf) {
+        // `allOf` of patterns alone (several rules of one string, each worded on its own) coerces as the string it is.
+        const patternsOnly = schema.allOf?.every((part) => Object.keys(part).every((key) => key === 'pattern'));
+        if (!['string', 'integer', 'number', 'boolean'].includes(String(schema.type ?? schema['x-string-type'])) || (schema.allOf && !patternsOnly) || schema.oneOf || schema.anyOf) {
           unsupported(`${where} ${parameter.name}`, 'a parameter that is not a string, number or boolean');
         }
       }

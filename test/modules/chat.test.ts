@@ -5,6 +5,7 @@
  * every history filter rule, the chatter search, and the retention sweep.
  */
 import { randomUUID } from 'node:crypto';
+import { openapiDocument } from '../../generated/openapi-document';
 import { wsDocument } from '../../generated/ws-document';
 import type { ChatIngest } from '../../src/modules/chat/api';
 import { gql, useTestApp } from '../helpers/app';
@@ -268,6 +269,18 @@ describe('history filters', () => {
     expect(g1.body.errors?.[0]).toMatchObject({ message: 'search may hold at most 20 keywords', extensions: { code: 'VALIDATION_ERROR' } });
     const g2 = await gql(t.url, q, { f: { search: ['y'.repeat(101)] } }, bearer(owner));
     expect(g2.body.errors?.[0]).toMatchObject({ message: 'search keywords may be at most 100 characters', extensions: { code: 'VALIDATION_ERROR' } });
+  });
+
+  test('the keyword rules are the spec\'s: the search parameter\'s patterns agree with the service on every case', async () => {
+    const parameters = (openapiDocument.paths['/chat/history'].get as { parameters: { name: string; schema: { allOf?: { pattern: string }[] } }[] }).parameters;
+    const patterns = (parameters.find((p) => p.name === 'search')?.schema.allOf ?? []).map((rule) => new RegExp(rule.pattern, 'u'));
+    expect(patterns).toHaveLength(2);
+    const twenty = Array.from({ length: 20 }, (_, i) => `kw${i}`);
+    const cases = [[...twenty, ' ', ''].join(','), [...twenty, 'one-more'].join(','), ` ${'x'.repeat(100)} `, 'x'.repeat(101), 'a b,,c', ',,,', `${'é'.repeat(100)},${'é'.repeat(101)}`];
+    for (const search of cases) {
+      const res = await history(owner, { search });
+      expect([search.slice(0, 30), res.status]).toEqual([search.slice(0, 30), patterns.every((p) => p.test(search)) ? 200 : 400]);
+    }
   });
 
   test('pagination: default 50, at most 100, pages on both protocols', async () => {
