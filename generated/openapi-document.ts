@@ -1403,8 +1403,13 @@ export const openapiDocument = {
                     "type": "array",
                     "maxItems": 200,
                     "items": {
+                      "x-error-details": false,
+                      "x-error-message": {
+                        "pattern": "Invalid permission: {value}"
+                      },
                       "type": "string",
-                      "maxLength": 100
+                      "maxLength": 100,
+                      "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
                     }
                   }
                 }
@@ -1533,8 +1538,13 @@ export const openapiDocument = {
                     "type": "array",
                     "maxItems": 200,
                     "items": {
+                      "x-error-details": false,
+                      "x-error-message": {
+                        "pattern": "Invalid permission: {value}"
+                      },
                       "type": "string",
-                      "maxLength": 100
+                      "maxLength": 100,
+                      "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
                     }
                   }
                 }
@@ -3293,8 +3303,13 @@ export const openapiDocument = {
                     "type": "array",
                     "maxItems": 200,
                     "items": {
+                      "x-error-details": false,
+                      "x-error-message": {
+                        "pattern": "Invalid permission: {value}"
+                      },
                       "type": "string",
-                      "maxLength": 100
+                      "maxLength": 100,
+                      "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
                     }
                   }
                 }
@@ -3512,8 +3527,13 @@ export const openapiDocument = {
                     "type": "array",
                     "maxItems": 200,
                     "items": {
+                      "x-error-details": false,
+                      "x-error-message": {
+                        "pattern": "Invalid permission: {value}"
+                      },
                       "type": "string",
-                      "maxLength": 100
+                      "maxLength": 100,
+                      "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
                     }
                   }
                 }
@@ -3996,8 +4016,13 @@ export const openapiDocument = {
                     "type": "array",
                     "maxItems": 200,
                     "items": {
+                      "x-error-details": false,
+                      "x-error-message": {
+                        "pattern": "Invalid permission: {value}"
+                      },
                       "type": "string",
-                      "maxLength": 100
+                      "maxLength": 100,
+                      "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
                     }
                   }
                 }
@@ -6966,8 +6991,13 @@ export const openapiDocument = {
                     "type": "array",
                     "maxItems": 300,
                     "items": {
+                      "x-error-details": false,
+                      "x-error-message": {
+                        "pattern": "Invalid permission: {value}"
+                      },
                       "type": "string",
-                      "maxLength": 100
+                      "maxLength": 100,
+                      "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
                     }
                   }
                 }
@@ -16135,9 +16165,14 @@ export const openapiDocument = {
                     "type": "array",
                     "maxItems": 50,
                     "items": {
+                      "x-error-details": false,
+                      "x-error-message": {
+                        "pattern": "Invalid permission: {value}"
+                      },
                       "type": "string",
                       "minLength": 3,
-                      "maxLength": 100
+                      "maxLength": 100,
+                      "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
                     }
                   }
                 }
@@ -28702,8 +28737,13 @@ export const openapiDocument = {
             "type": "array",
             "maxItems": 200,
             "items": {
+              "x-error-details": false,
+              "x-error-message": {
+                "pattern": "Invalid permission: {value}"
+              },
               "type": "string",
-              "maxLength": 100
+              "maxLength": 100,
+              "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
             }
           },
           "expires_at": {
@@ -28736,8 +28776,13 @@ export const openapiDocument = {
             "type": "array",
             "maxItems": 50,
             "items": {
+              "x-error-details": false,
+              "x-error-message": {
+                "pattern": "Invalid permission: {value}"
+              },
               "type": "string",
-              "maxLength": 100
+              "maxLength": 100,
+              "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
             },
             "description": "`extension-dev:*` scopes the creator holds."
           },
@@ -28854,8 +28899,13 @@ export const openapiDocument = {
             "type": "array",
             "maxItems": 50,
             "items": {
+              "x-error-details": false,
+              "x-error-message": {
+                "pattern": "Invalid permission: {value}"
+              },
               "type": "string",
-              "maxLength": 100
+              "maxLength": 100,
+              "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
             }
           }
         }
@@ -29264,8 +29314,13 @@ export const openapiDocument = {
             "type": "array",
             "maxItems": 200,
             "items": {
+              "x-error-details": false,
+              "x-error-message": {
+                "pattern": "Invalid permission: {value}"
+              },
               "type": "string",
-              "maxLength": 100
+              "maxLength": 100,
+              "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
             }
           },
           "user_id": {
@@ -35837,8 +35892,13 @@ export const openapiDocument = {
             "type": "array",
             "maxItems": 50,
             "items": {
+              "x-error-details": false,
+              "x-error-message": {
+                "pattern": "Invalid permission: {value}"
+              },
               "type": "string",
-              "maxLength": 100
+              "maxLength": 100,
+              "pattern": "^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$"
             }
           }
         }

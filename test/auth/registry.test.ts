@@ -1,3 +1,4 @@
+import { openapiDocument } from '../../generated/openapi-document';
 import {
   ACCOUNT_PERMISSION_COUNT,
   SUPER_ADMIN_ROLE,
@@ -21,6 +22,9 @@ import {
   userPermissions,
 } from '../../src/auth/registry';
 import { SPEC_CATEGORIES, SPEC_MODERATOR, SPEC_VIEWER } from '../helpers/spec-permissions';
+
+/** What the spec says a permission name is: `resource:action`, either part `*`, an action may end in `*`. */
+const PERMISSION_NAME = '^(\\*|[a-z][a-z0-9_-]*):(\\*|[a-z][a-z0-9_-]*\\*?)$';
 
 const role = <T extends { name: string }>(roles: readonly T[], name: string): T => {
   const found = roles.find((r) => r.name === name);
@@ -248,5 +252,35 @@ describe('immutability', () => {
     expect(Object.isFrozen(accountPermissions)).toBe(true);
     expect(Object.isFrozen(defaultAccountRoles[0])).toBe(true);
     expect(() => (accountPermissions as string[]).push('x:y')).toThrow();
+  });
+});
+
+describe('the spec declares what a permission name is', () => {
+  /** Every `permissions` list of a request body in the OpenAPI document, by operation. */
+  const requestLists = (): [string, { pattern?: string; 'x-error-message'?: unknown }][] => {
+    const out: [string, { pattern?: string }][] = [];
+    const visit = (where: string, node: unknown) => {
+      const schema = node as { properties?: Record<string, { type?: string; items?: { pattern?: string } }>; $ref?: string } | undefined;
+      const resolved = schema?.$ref ? (openapiDocument.components.schemas as Record<string, unknown>)[schema.$ref.split('/').pop()!] : schema;
+      const list = (resolved as typeof schema)?.properties?.permissions;
+      if (list?.type === 'array' && list.items) out.push([where, list.items]);
+    };
+    for (const [path, operations] of Object.entries(openapiDocument.paths)) {
+      for (const [method, operation] of Object.entries(operations as Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>)) {
+        visit(`${method.toUpperCase()} ${path}`, operation.requestBody?.content?.['application/json']?.schema);
+      }
+    }
+    return out;
+  };
+
+  test('every permissions list a request sends declares the name pattern, worded as the registry refuses a name', () => {
+    const lists = requestLists();
+    expect(lists.length).toBeGreaterThanOrEqual(10);
+    for (const [where, items] of lists) expect([where, items.pattern, items['x-error-message']]).toEqual([where, PERMISSION_NAME, { pattern: 'Invalid permission: {value}' }]);
+  });
+
+  test('every name of every registry matches that pattern', () => {
+    const names = [...accountPermissions, ...userPermissions, ...adminPermissions, ...teamPermissions, ...sharedPermissions, ...superAdminPermissions, '*:*', 'events:*'];
+    expect(names.filter((name) => !new RegExp(PERMISSION_NAME, 'u').test(name))).toEqual([]);
   });
 });

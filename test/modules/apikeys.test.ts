@@ -584,6 +584,13 @@ describe('API keys', () => {
       expect(await api(t, 'DELETE', `/admin/api-keys/personal/${personal.id}`, { token: owner.accessToken })).toMatchObject({ status: 403 });
     });
 
+    test('a permission that is no permission name is refused by the spec before the key is looked up, worded as the registry refuses it', async () => {
+      const op = await operator();
+      const res = await api(t, 'PATCH', `/admin/api-keys/personal/${randomUUID()}`, { token: op.accessToken, body: { label: 'x', permissions: ['events:read', 'Events Read!'] } });
+      expect(res).toMatchObject({ status: 400, body: { error: 'VALIDATION_ERROR', message: 'Invalid permission: Events Read!' } });
+      expect(res.body.details).toBeUndefined();
+    });
+
     test('GraphQL offers operators the kinds REST routes (PERSONAL, SERVICE), so DEVELOPER is refused by the schema on both protocols', async () => {
       const op = await operator();
       const kinds = await gql(t.url, '{ __type(name: "AdminApiKeyKind") { enumValues { name } } }', {}, bearer(op.accessToken));
