@@ -28750,7 +28750,7 @@ export const openapiDocument = {
             "type": "string",
             "format": "date-time",
             "nullable": true,
-            "description": "RFC 3339; null or absent = no expiry."
+            "description": "RFC 3339; null or absent = no expiry; not in the past (400 `expires_at cannot be in the past`: a rule of the time of the request, which a schema cannot state)."
           }
         }
       },
@@ -29331,7 +29331,8 @@ export const openapiDocument = {
           "expires_at": {
             "type": "string",
             "format": "date-time",
-            "nullable": true
+            "nullable": true,
+            "description": "RFC 3339; null or absent = never; not in the past (400 `expires_at cannot be in the past`: a rule of the time of the request, which a schema cannot state)."
           }
         }
       },

@@ -4995,7 +4995,7 @@ export interface components {
         CreateApiKeyRequest: {
             /**
              * Format: date-time
-             * @description RFC 3339; null or absent = no expiry.
+             * @description RFC 3339; null or absent = no expiry; not in the past (400 `expires_at cannot be in the past`: a rule of the time of the request, which a schema cannot state).
              */
             expires_at?: string | null;
             /** @description Not blank after trimming. */
@@ -5145,7 +5145,10 @@ export interface components {
             stripe_yearly_price_id?: string | null;
         };
         CreatePopoutTokenBody: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description RFC 3339; null or absent = never; not in the past (400 `expires_at cannot be in the past`: a rule of the time of the request, which a schema cannot state).
+             */
             expires_at?: string | null;
             label?: string;
             permissions: string[];
