@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { CORS_ALLOWED_HEADERS } from '../../src/http/cors';
 import { fixtures, wav } from '../fixtures/audio/make';
 import { gql, useTestApp, type TestApp } from '../helpers/app';
 import { approvedDeveloper, installExtension, publishedExtension } from '../helpers/extensions';
+import { accountOnSoundPlan, blobCount as blobCountOf, soundRowCount, type SoundLimits } from '../helpers/sounds';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
 const audio = (name: keyof typeof fixtures) => readFileSync(path.join(__dirname, '../fixtures/audio', name));
@@ -80,41 +81,10 @@ describe.each(['fs', 'database'] as const)('GraphQL uploadSound on the %s blob s
   let ops: LoggedIn;
   let owner: LoggedIn;
 
-  async function blobCount(): Promise<number> {
-    if (backend === 'database') {
-      const row = (await t.app.db.knex('blob_chunks').countDistinct({ n: 'key' }).first()) as { n: string | number };
-      return Number(row.n);
-    }
-    return (await readdir(blobDir)).length;
-  }
-  const rowCount = async (accountId: string) => Number(((await t.app.db.knex('sounds').where({ account_id: accountId }).count({ n: '*' }).first()) as { n: string | number }).n);
+  const blobCount = () => blobCountOf(t, backend, blobDir);
+  const rowCount = (accountId: string) => soundRowCount(t, accountId);
 
-  async function accountOnPlan(limits: { max_sounds: number; max_sound_file_size: number; max_sound_storage_bytes: number; max_storage_bytes?: number; max_upload_size_bytes?: number }, features = true): Promise<LoggedIn> {
-    const user = await devLogin(t);
-    const plan = await api(t, 'POST', '/admin/plans', {
-      token: ops.accessToken,
-      body: {
-        slug: `gql-sounds-${randomUUID().slice(0, 8)}`,
-        name: 'Sound test',
-        price_monthly: 0,
-        price_yearly: 0,
-        is_public: false,
-        sort_order: 9,
-        max_overlays: 5,
-        max_storage_bytes: 1_000_000,
-        max_upload_size_bytes: 1_000_000,
-        max_integrations: 1,
-        chat_retention_days: 0,
-        max_setting_presets: 0,
-        ...limits,
-      },
-    });
-    expect(plan.status).toBe(201);
-    const id = (plan.body.data as { id: string }).id;
-    expect((await api(t, 'PUT', `/admin/plans/${id}/features`, { token: ops.accessToken, body: { features: [{ feature_key: 'feature:sounds', enabled: features }] } })).status).toBe(200);
-    expect((await api(t, 'PUT', `/admin/accounts/${user.accountId}/plan`, { token: ops.accessToken, body: { plan_id: id } })).status).toBe(200);
-    return user;
-  }
+  const accountOnPlan = (limits: SoundLimits, features = true) => accountOnSoundPlan(t, ops, limits, features);
 
   /** Runs `attempt` and expects it to leave the account's rows and the store's blobs as they were. */
   async function leavesNothing<T>(user: LoggedIn, attempt: () => Promise<T>): Promise<T> {

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import { createDatabaseBlobStore, createFsBlobStore } from '../../src/infra/blob
 import type { SoundsService } from '../../src/modules/sounds/service';
 import { fixtures, wav } from '../fixtures/audio/make';
 import { gql, useTestApp, type TestApp } from '../helpers/app';
+import { accountOnSoundPlan, blobCount as blobCountOf, soundRowCount, type SoundLimits } from '../helpers/sounds';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 import { closeSocketsAfterEach, connect } from '../helpers/ws';
 
@@ -60,42 +61,10 @@ describe.each(['fs', 'database'] as const)('sounds on the %s blob store', (backe
   let other: LoggedIn;
 
   /** Stored blobs: files of the fs folder, or distinct keys of the chunk table. */
-  async function blobCount(): Promise<number> {
-    if (backend === 'database') {
-      const row = (await t.app.db.knex('blob_chunks').countDistinct({ n: 'key' }).first()) as { n: string | number };
-      return Number(row.n);
-    }
-    return (await readdir(blobDir)).length;
-  }
-  const rowCount = async (accountId: string) => Number(((await t.app.db.knex('sounds').where({ account_id: accountId }).count({ n: '*' }).first()) as { n: string | number }).n);
+  const blobCount = () => blobCountOf(t, backend, blobDir);
+  const rowCount = (accountId: string) => soundRowCount(t, accountId);
 
-  /** A fresh account on a plan of its own with these sound limits (and feature:sounds on). */
-  async function accountOnPlan(limits: { max_sounds: number; max_sound_file_size: number; max_sound_storage_bytes: number; max_storage_bytes?: number; max_upload_size_bytes?: number }): Promise<LoggedIn> {
-    const user = await devLogin(t);
-    const plan = await api(t, 'POST', '/admin/plans', {
-      token: ops.accessToken,
-      body: {
-        slug: `sounds-${randomUUID().slice(0, 8)}`,
-        name: 'Sound test',
-        price_monthly: 0,
-        price_yearly: 0,
-        is_public: false,
-        sort_order: 9,
-        max_overlays: 5,
-        max_storage_bytes: 1_000_000,
-        max_upload_size_bytes: 1_000_000,
-        max_integrations: 1,
-        chat_retention_days: 0,
-        max_setting_presets: 0,
-        ...limits,
-      },
-    });
-    expect(plan.status).toBe(201);
-    const id = (plan.body.data as { id: string }).id;
-    expect((await api(t, 'PUT', `/admin/plans/${id}/features`, { token: ops.accessToken, body: { features: [{ feature_key: 'feature:sounds', enabled: true }] } })).status).toBe(200);
-    expect((await api(t, 'PUT', `/admin/accounts/${user.accountId}/plan`, { token: ops.accessToken, body: { plan_id: id } })).status).toBe(200);
-    return user;
-  }
+  const accountOnPlan = (limits: SoundLimits) => accountOnSoundPlan(t, ops, limits);
 
   beforeAll(async () => {
     ops = await devLogin(t, operatorEmail);
