@@ -38,8 +38,8 @@ type WireResult = {
   body: unknown;
   headers?: Record<string, string>;
   kept?: { value: object; key: string; wire(): unknown; prepare?(): PreparedJson };
-  /** A declared JSON-text answer (`jsonText`) that is not kept: its bytes, and its value for response validation. */
-  spliced?: { wire(): unknown; prepare(): PreparedJson };
+  /** A declared JSON-text answer (`jsonText`) that is not kept: its bytes (response validation parses them). */
+  spliced?: { prepare(): PreparedJson };
 };
 type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<WireResult>;
 type AnyOperation = (request: unknown, context: RequestContext) => Promise<unknown>;
@@ -189,7 +189,7 @@ export function bindRest<K extends OperationId, J extends K = never>(operations:
         const status = route.defaultStatus;
         const kept = keptPart(route, page);
         if (kept) return { status, body: undefined, kept: { value: kept.value, key: `${route.operationId} ${status} ${context.selfUrl}${kept.key}`, wire, prepare } };
-        return { status, body: undefined, spliced: { wire, prepare } };
+        return { status, body: undefined, spliced: { prepare } };
       }
       const { status, value, headers } =
         result instanceof Reply ? { status: Number(result.status), value: result.body, headers: result.headers } : { status: route.defaultStatus, value: result, headers: undefined };

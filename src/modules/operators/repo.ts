@@ -142,21 +142,17 @@ export function createOperatorsRepo(knex: Knex) {
      * before the rows go: open login sessions (by id) and live tokens and keys (by hash)
      */
     async credentialsOfDeletion(trx: Knex.Transaction, userId: string, accountIds: readonly string[]): Promise<{ sessions: string[]; tokens: string[] }> {
-      const sessionRows = (await trx('sessions')
-        .where((w) => {
-          w.where('user_id', userId);
-          if (accountIds.length) w.orWhereIn('account_id', [...accountIds]);
-        })
-        .whereNull('revoked_at')
-        .pluck('id')) as string[];
-      const tokenRows = (await trx('credentials')
-        .where((w) => {
-          w.where('user_id', userId);
-          if (accountIds.length) w.orWhereIn('account_id', [...accountIds]);
-        })
-        .whereNull('revoked_at')
-        .pluck('token_hash')) as string[];
-      return { sessions: sessionRows, tokens: tokenRows.map((hash) => hash.trim()) };
+      const standing = (table: 'sessions' | 'credentials', column: 'id' | 'token_hash') =>
+        trx(table)
+          .where((w) => {
+            w.where('user_id', userId);
+            if (accountIds.length) w.orWhereIn('account_id', [...accountIds]);
+          })
+          .whereNull('revoked_at')
+          .pluck(column) as Promise<string[]>;
+      const sessions = await standing('sessions', 'id');
+      const tokens = await standing('credentials', 'token_hash');
+      return { sessions, tokens: tokens.map((hash) => hash.trim()) };
     },
     /** operators.deleteUser: the user's row; its foreign keys cascade to what is theirs (accounts they own included) */
     async deleteUser(trx: Knex.Transaction, id: string): Promise<number> {

@@ -198,6 +198,9 @@ export function createSoundsService(deps: {
   const storageReached = (limit: Limit) => new AppError('PLAN_LIMIT_REACHED', soundMessages.storageReached(limit.value, limit.holder));
   const tooLarge = (limit: Limit) => AppError.validation(soundMessages.fileTooLarge(limit.value, limit.holder), { fields: [{ field: 'file', message: soundMessages.fileTooLarge(limit.value, limit.holder) }] });
 
+  /** A refused upload's blob, removed; a failure to remove it is logged, never the upload's answer. */
+  const dropBlob = (key: string) => blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
+
   /**
    * Streams one file into the blob store under `key`, holding it to the file size limit as it
    * streams and counting (but no longer keeping) the bytes past the storage left. Settles once the
@@ -242,7 +245,7 @@ export function createSoundsService(deps: {
     } catch (error) {
       source.unpipe(meter);
       source.resume();
-      await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
+      await dropBlob(key);
       throw refusal ?? (error instanceof AppError ? error : malformedMultipart());
     }
   }
@@ -282,7 +285,7 @@ export function createSoundsService(deps: {
     });
     if (!failure && stored === null) failure = fileRequired();
     if (failure) {
-      await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob cleanup failed'));
+      await dropBlob(key);
       throw failure;
     }
     return { size, filename, name };
@@ -300,7 +303,7 @@ export function createSoundsService(deps: {
     try {
       await file.complete;
     } catch (error) {
-      await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
+      await dropBlob(key);
       throw error;
     }
     return { size, filename: part.filename, name };
@@ -391,7 +394,7 @@ export function createSoundsService(deps: {
       });
       return row;
     } catch (error) {
-      await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
+      await dropBlob(key);
       throw error;
     }
   }
