@@ -315,6 +315,7 @@ export const tables = {
     raw: 'json',
     hidden: 'boolean',
     created_at: 'timestamp',
+    raw_text: 'text',
   },
   extension_access_grants: {
     extension_id: 'uuid',

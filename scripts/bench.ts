@@ -16,7 +16,8 @@
  * Every figure is printed with its ratio to its reference; the run exits 1 when a ratio target
  * is missed, a case sees an error answer, or memory goes over its cap. The result also goes to a
  * JSON file (BENCH_OUT, default bench-results/<storage>-<time>.json) so runs can be compared.
- * BENCH_CPU_PROF=<dir> runs the service under `node --cpu-prof` and leaves the profile there.
+ * BENCH_CPU_PROF=<dir> runs the service under `node --cpu-prof` and leaves the profile there (the
+ * Fastify peer's in <dir>/peer, to compare the two).
  * Everything listens on 127.0.0.1; every run is bounded in count and in time.
  */
 import { randomBytes } from 'node:crypto';
@@ -207,7 +208,7 @@ async function main(): Promise<void> {
   // The events page's peer (reference-fastify.ts): what a team would write instead, on the
   // service's database. PostgreSQL only: the embedded store's database lives in the service's
   // process, and a peer over its own PGlite would measure PGlite in two processes, not the peer.
-  const peerRef = scratch && (runs('cold') || runs('events')) ? spawnTs('scripts/bench/reference-fastify.ts', ['0'], { env: { DATABASE_URL: scratch.url, PEER_LOG: path.join(work, 'peer.log') }, nodeArgs: startNodeArgs() }) : null;
+  const peerRef = scratch && (runs('cold') || runs('events')) ? spawnTs('scripts/bench/reference-fastify.ts', ['0'], { env: { DATABASE_URL: scratch.url, PEER_LOG: path.join(work, 'peer.log') }, nodeArgs: [...startNodeArgs(), ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, 'peer')}`] : [])] }) : null;
   const children = [service, httpRef, wsRef, ...(floorRef ? [floorRef] : []), ...(bareRef ? [bareRef] : []), ...(peerRef ? [peerRef] : [])];
   let failure: unknown = null;
   try {

@@ -166,6 +166,18 @@ describe('the spliced events page is the parse-and-serialise answer, byte for by
     expect((await raw(path, conditional)).status).toBe(200);
   });
 
+  test('a raw changed after it was stored (gift bundling, erasure, an operator) is served changed', async () => {
+    const path = '/v1/events?user_id=u-rewritten';
+    const id = randomUUID();
+    await t.app.db.knex('events').insert({ id, account_id: owner.accountId, type: 'platform_c:direct', platform: 'platform_c', raw: JSON.stringify({ user_id: 'u-rewritten', v: 1 }), hidden: false, created_at: new Date() });
+    expect(await expectSame(path)).toContain('"v":1');
+    await t.app.db.knex('events').where({ id }).update({ raw: t.app.db.knex.raw('?::jsonb', ['{"user_id": "u-rewritten", "v": 2.50, "list": [1, {"10": "ten", "a": 1}]}']) });
+    expect(await expectSame(path)).toContain('"v":2.5,"list":[1,{"10":"ten","a":1}]');
+    // Only `raw` rewrites its text: a change of another column leaves it as it is.
+    await t.app.db.knex('events').where({ id }).update({ external_id: 'rewritten' });
+    expect(await expectSame(path)).toContain('"v":2.5');
+  });
+
   test('the answer is the spliced text: its events are the stored rows in the API form', async () => {
     const page = JSON.parse((await raw('/v1/events?user_id=u-direct')).text) as { data: { raw: Record<string, unknown>; created_at: string }[] };
     expect(page.data).toHaveLength(1);

@@ -137,6 +137,29 @@ export const eventMigrations: readonly Migration[] = [
       await knex.raw('drop function if exists api_json_number(text)');
     },
   },
+  {
+    // `raw_text`: each event's `raw` as the API writes it (`api_json`), written with the row by a
+    // trigger on every insert and every change of `raw`, whoever writes it (emit, platform ingest,
+    // gift bundling, a bulk insert). The events page splices it (repo.ts `WIRE_ITEM`) and measures
+    // its byte budget by it, instead of rendering and measuring `raw` on every read.
+    name: '20261128230000_events_raw_text',
+    async up(knex: Knex) {
+      await knex.raw('alter table events add column raw_text text');
+      await knex.raw(`create or replace function events_raw_text() returns trigger language plpgsql as $$
+        begin
+          new.raw_text := ${apiJsonSql('new.raw', 'r')};
+          return new;
+        end $$`);
+      await knex.raw('create trigger events_raw_text before insert or update of raw on events for each row execute function events_raw_text()');
+      await knex.raw('update events set raw_text = api_json(raw)');
+      await knex.raw('alter table events alter column raw_text set not null');
+    },
+    async down(knex: Knex) {
+      await knex.raw('drop trigger if exists events_raw_text on events');
+      await knex.raw('drop function if exists events_raw_text()');
+      await knex.raw('alter table events drop column if exists raw_text');
+    },
+  },
 ];
 
 /**

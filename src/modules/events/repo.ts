@@ -6,7 +6,6 @@ import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
 import { JsonText } from '../../infra/json-bytes';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
-import { apiJsonSql } from './migrations';
 import { onPostgres, statement } from '../../infra/db/statement';
 
 /**
@@ -42,7 +41,7 @@ export const itemOfRow = (row: EventRow): EventItem => itemOf.map({ ...row, even
  * parse-and-serialise path wrote it (rows.ts `map`, src/http/mapping.ts `toWire`, JSON.stringify):
  * strings by `to_json` (PostgreSQL's escapes are JSON.stringify's), a date-time as the API's
  * `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC (milliseconds truncated, as the driver's Date truncates them),
- * opaque JSON (`raw`) by `api_json` (migrations.ts), null as `null`. Made from the schema, so a
+ * opaque JSON (`raw`) as its stored API text (`raw_text`, written by `api_json`: migrations.ts), null as `null`. Made from the schema, so a
  * member added to `Event` is rendered (or refused here, for a type this does not know) rather
  * than silently left out; test/modules/events-splice.test.ts compares the bytes.
  */
@@ -53,7 +52,8 @@ function wireItemSql(alias: string): string {
     let value: string;
     if (schema.type === 'string' && schema.format === 'date-time') value = `'"' || to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"'`;
     else if (schema.type === 'string') value = `to_json(${column})::text`;
-    else if (schema.type === 'object') value = apiJsonSql(column, 'r');
+    // An object member (`raw`) is stored beside itself as the API's text (migrations.ts `raw_text`).
+    else if (schema.type === 'object') value = `${column}_text`;
     else throw new Error(`events wire item: no JSON rendering for member ${name} (${String(schema.type)})`);
     return `'${i === 0 ? '{' : ','}"${name}":' || coalesce(${value}, 'null')`;
   });
@@ -174,7 +174,7 @@ const VERSION_SQL = 'select n from event_versions where account_id = ?';
  * events.page as one statement: the page (newest first), its exact total and its byte budget in one
  * round trip.
  *
- * The byte budget: `p` is the requested window of rows with the length of each `raw` as JSON text;
+ * The byte budget: `p` is the requested window of rows with the length of each `raw` as the API's JSON text (its stored `raw_text`);
  * `k` keeps the rows, in order, while their `raw` bytes together stay within `maxBytes` (the first
  * row always: a page never comes back empty while rows remain). Only the kept rows are read in
  * full, so a page of large payloads costs the node at most about `maxBytes` whatever `limit` says;
@@ -200,7 +200,7 @@ function pageStatement(accountId: string, q: EventQuery, limit: number, offset: 
   const where = conditions(accountId, q);
   // One plain select (hot-read.ts tells reads from writes by it): the window `p`, the rows it keeps
   // `k` (a running sum of their bytes), and their figures and ids `f`, one row even when empty.
-  const p = `select id, created_at, octet_length(raw::text) as b from events where ${where.text} order by created_at desc, id desc limit ? offset ?`;
+  const p = `select id, created_at, octet_length(raw_text) as b from events where ${where.text} order by created_at desc, id desc limit ? offset ?`;
   const k = `select id, b, n from (select id, b, sum(b) over (order by created_at desc, id desc) as run, count(*) over () as n from (${p}) p) s where run = b or run <= ?`;
   const f = `select coalesce(max(n), 0)::int as fetched, count(*)::int as kept, coalesce(sum(b), 0)::bigint as bytes, array_agg(id) as ids from (${k}) k`;
   const kValues = [...where.values, limit, offset, maxBytes];
