@@ -1,13 +1,14 @@
 /**
  * The bench (`npm run bench`; docs/guides/performance.md). Starts the service as its own process, as
- * `npm start` does, on a scratch database (embedded PGlite in a temporary directory by default;
+ * `npm start` does (the production build, dist/main.js), on a scratch database (embedded PGlite in a temporary directory by default;
  * a throw-away database on the server of DATABASE_URL, and REDIS_URL under a fresh prefix, when
  * set), next to references in their own processes: a bare Express 5 JSON endpoint, a bare `ws`
  * broadcast server and, with the cold case, the cold page's floor (its statement on bare
  * node:http, scripts/bench/reference-page.ts; on the embedded store over its own PGlite, a copy
  * of the service's data) and the Express reference's answer on bare node:http (the yardstick of
  * the cold page's parts), and on PostgreSQL the events page's peer: what a team would write
- * instead (Fastify 5, node-postgres, pino; scripts/bench/reference-fastify.ts), whose answers must
+ * instead (Fastify 5, node-postgres, pino; scripts/bench/reference-fastify.ts), each reference
+ * compiled to plain JavaScript as the service is (lib.ts `compiledScript`), whose answers must
  * equal the service's on a sample before its cases count, compared round by round (same-round
  * ratios, judged on their median). autocannon (scripts/bench/load.ts) and the WebSocket client
  * (scripts/bench/ws-client.ts) each run in a process of their own. Service and reference runs
@@ -17,7 +18,8 @@
  * is missed, a case sees an error answer, or memory goes over its cap. The result also goes to a
  * JSON file (BENCH_OUT, default bench-results/<storage>-<time>.json) so runs can be compared.
  * BENCH_CPU_PROF=<dir> runs the service under `node --cpu-prof` and leaves the profile there (the
- * Fastify peer's in <dir>/peer, to compare the two).
+ * Fastify peer's in <dir>/peer, to compare the two); BENCH_HEAP_PROF=<dir> does the same with
+ * `--heap-prof` (sampled allocations, by the function that made them).
  * Everything listens on 127.0.0.1; every run is bounded in count and in time.
  */
 import { randomBytes } from 'node:crypto';
@@ -28,7 +30,7 @@ import { Client } from 'pg';
 import { createScratchDatabase, type ScratchDatabase } from '../src/infra/db/scratch';
 import { coldGraphqlPool, coldRestPool, firstPagesPool, inParallel, COLD_REPEAT_DISTANCE, poolCursors, seededEvent, storeCpuSampler, writePool, type BenchAccount } from './bench/cold';
 import type { LoadInput, LoadResult, PoolRequest } from './bench/load';
-import { cpuMillis, firstJsonLine, freePort, HOST, memorySampler, residentMemory, ROOT, startNodeArgs, round, runJson, spawnTs, stop } from './bench/lib';
+import { compiledScript, cpuMillis, firstJsonLine, freePort, HOST, memorySampler, productionBuild, residentMemory, ROOT, startNodeArgs, round, runJson, spawnJs, stop } from './bench/lib';
 import type { WsInput, WsResult } from './bench/ws-client';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -37,6 +39,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const MAX_REQUESTS = 200_000;
+/**
+ * Each case runs this long before its rounds (BENCH_WARMUP), on every side alike: a deployed
+ * process serves in its steady state, and V8 was still optimising the service's request path
+ * after the 1.5 s warm-up this once was (about a fifth of its CPU in the first rounds went to the
+ * optimising compiler, a few per cent from the third round on; the peer's smaller path settles sooner).
+ */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 6);
 const MILLION = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const MEMORY_CAP_MIB = onPostgres ? 300 : 900;
 /**
@@ -115,6 +124,11 @@ function throughputFigure(name: string, measures: string, runs: LoadResult[], re
 async function main(): Promise<void> {
   const startedAt = new Date();
   log(`bench: ${storage}${process.env.REDIS_URL ? ' + Redis' : ''}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  // The service as deployed (dist/main.js, built when stale), the references compiled alike (lib.ts).
+  const serviceMain = productionBuild();
+  const [httpRefJs, wsRefJs, floorJs, peerJs] = await Promise.all(
+    ['scripts/bench/reference-http.ts', 'scripts/bench/reference-ws.ts', 'scripts/bench/reference-page.ts', 'scripts/bench/reference-fastify.ts'].map(compiledScript),
+  );
   const work = mkdtempSync(path.join(os.tmpdir(), 'bench-'));
   const scratch: ScratchDatabase | null = onPostgres ? await createScratchDatabase(process.env.DATABASE_URL!, 'bench') : null;
   const [port, metricsPort] = [await freePort(), await freePort()];
@@ -133,6 +147,12 @@ async function main(): Promise<void> {
   );
   const serviceLog = path.join(work, 'service.log');
   const profileDir = process.env.BENCH_CPU_PROF ? path.resolve(process.env.BENCH_CPU_PROF) : null;
+  const heapProfileDir = process.env.BENCH_HEAP_PROF ? path.resolve(process.env.BENCH_HEAP_PROF) : null;
+  /** The profilers' flags for one measured process, its profiles in `dir` under each profile's directory. */
+  const profiling = (dir: string): string[] => [
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, dir)}`] : []),
+    ...(heapProfileDir ? ['--heap-prof', `--heap-prof-dir=${path.join(heapProfileDir, dir)}`] : []),
+  ];
   const serviceEnv = {
     PORT: String(port),
     SVC_CONFIG: configFile,
@@ -145,7 +165,7 @@ async function main(): Promise<void> {
   // The cold and many-accounts cases' accounts, keys and events are made by that first process
   // too, so that a profile of the measured one (BENCH_CPU_PROF) holds the measured cases alone.
   log('preparing the scratch database (first start: migrations, accounts and events)');
-  const first = spawnTs('src/main.ts', [], { env: serviceEnv, stdout: openSync(serviceLog, 'a') });
+  const first = spawnJs(serviceMain, [], { env: serviceEnv, stdout: openSync(serviceLog, 'a') });
   /** The pool file of each cold or many-accounts case. */
   const pools: Record<string, string> = {};
   /** What a sample of the cold REST pool answers (`sampledFill`). */
@@ -189,26 +209,26 @@ async function main(): Promise<void> {
   // process's own, so the measured service and the floor cannot share one.
   const floorData = !onPostgres && runs('cold') ? path.join(work, 'floor-pglite') : null;
   if (floorData) cpSync(path.join(work, 'data', 'pglite'), floorData, { recursive: true });
-  const service = spawnTs('src/main.ts', [], {
+  const service = spawnJs(serviceMain, [], {
     env: serviceEnv,
     stdout: openSync(serviceLog, 'a'),
-    nodeArgs: [...startNodeArgs(), ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+    nodeArgs: [...startNodeArgs(), ...profiling('.')],
   });
   // The references run with the service's Node options too (heap bounds, young generation size):
   // a ratio then compares the code, not V8 settings one side has and the other lacks.
-  const httpRef = spawnTs('scripts/bench/reference-http.ts', ['0'], { nodeArgs: startNodeArgs() });
-  const wsRef = spawnTs('scripts/bench/reference-ws.ts', ['0'], { nodeArgs: startNodeArgs() });
+  const httpRef = spawnJs(httpRefJs, ['0'], { nodeArgs: startNodeArgs() });
+  const wsRef = spawnJs(wsRefJs, ['0'], { nodeArgs: startNodeArgs() });
   // The cold page's floor (reference-page.ts): the same statement on bare node:http, against the
   // service's database on PostgreSQL, on its own PGlite over a copy of the data on the embedded store.
   const floorEnv = scratch ? { DATABASE_URL: scratch.url } : floorData ? { FLOOR_PGLITE_DIR: floorData } : null;
-  const floorRef = floorEnv && runs('cold') ? spawnTs('scripts/bench/reference-page.ts', ['0'], { env: floorEnv, nodeArgs: startNodeArgs() }) : null;
+  const floorRef = floorEnv && runs('cold') ? spawnJs(floorJs, ['0'], { env: floorEnv, nodeArgs: startNodeArgs() }) : null;
   // The same answer as the Express reference on bare node:http, beside the cold case: what Express
   // itself costs, and the yardstick the cold page's parts are measured against (partsFigure).
-  const bareRef = runs('cold') ? spawnTs('scripts/bench/reference-http.ts', ['0', 'node'], { nodeArgs: startNodeArgs() }) : null;
+  const bareRef = runs('cold') ? spawnJs(httpRefJs, ['0', 'node'], { nodeArgs: startNodeArgs() }) : null;
   // The events page's peer (reference-fastify.ts): what a team would write instead, on the
   // service's database. PostgreSQL only: the embedded store's database lives in the service's
   // process, and a peer over its own PGlite would measure PGlite in two processes, not the peer.
-  const peerRef = scratch && (runs('cold') || runs('events')) ? spawnTs('scripts/bench/reference-fastify.ts', ['0'], { env: { DATABASE_URL: scratch.url, PEER_LOG: path.join(work, 'peer.log') }, nodeArgs: [...startNodeArgs(), ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, 'peer')}`] : [])] }) : null;
+  const peerRef = scratch && (runs('cold') || runs('events')) ? spawnJs(peerJs, ['0'], { env: { DATABASE_URL: scratch.url, PEER_LOG: path.join(work, 'peer.log') }, nodeArgs: [...startNodeArgs(), ...profiling('peer')] }) : null;
   const children = [service, httpRef, wsRef, ...(floorRef ? [floorRef] : []), ...(bareRef ? [bareRef] : []), ...(peerRef ? [peerRef] : [])];
   let failure: unknown = null;
   try {
@@ -276,8 +296,8 @@ async function main(): Promise<void> {
       log(`  Fastify peer: ${peerChecked.compared} answers compared with the service's, ${peerChecked.differing} differing${peerChecked.example ? ` (first: ${peerChecked.example})` : ''}`);
       if (peerChecked.differing > 0) throw new Error('the Fastify peer answers differently from the service: its figures would compare other work');
     }
-    log('warming up');
-    for (const c of cases) await load(c.input, 1.5, c.connections);
+    log(`warming up (${WARMUP_SECONDS} s a case)`);
+    for (const c of cases) await load(c.input, WARMUP_SECONDS, c.connections);
     // The live case's writer: LIVE_EMITS_PER_SECOND emits a second to the read account while it
     // runs, each sent on its tick whether the last one was answered or not (events arrive as they
     // happen on the platforms), with at most LIVE_WRITER_IN_FLIGHT unanswered: a tick that finds
@@ -825,7 +845,7 @@ async function call<T>(base: string, method: string, route: string, headers: Rec
   return (JSON.parse(text) as { data: T }).data;
 }
 
-async function waitForHealth(base: string, timeoutMs: number, service: ReturnType<typeof spawnTs>): Promise<void> {
+async function waitForHealth(base: string, timeoutMs: number, service: ReturnType<typeof spawnJs>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (service.exitCode !== null) throw new Error(`the service exited with ${service.exitCode} during start-up`);

@@ -3,11 +3,12 @@
  * JSON line on stdout, free loopback ports, percentiles and the resident-memory sampler. Every
  * process the bench starts runs on 127.0.0.1 only.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
+import { build, type Plugin } from 'esbuild';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const HOST = '127.0.0.1';
@@ -30,7 +31,52 @@ export function startNodeArgs(): string[] {
   return flags;
 }
 
-/** A child process running a TypeScript file through tsx, as `npm start` runs src/main.ts. */
+/**
+ * The production build (`npm run build`, built only when a source is newer than it): the service
+ * the bench measures is `node <start flags> dist/main.js`, what `npm start` runs. Through tsx the
+ * code is the same, but esbuild's kept names wrap every function a request creates in a
+ * `__name()` call (a property definition per closure), which a deployed process never pays.
+ */
+export function productionBuild(): string {
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
+  return path.join(ROOT, 'dist', 'main.js');
+}
+
+/** Imports of the service's own code (src/, generated/) resolve to its production build (dist/), as built. */
+const fromProductionBuild: Plugin = {
+  name: 'production-build',
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\.?\// }, (args) => {
+      const relative = path.relative(ROOT, path.resolve(args.resolveDir, args.path));
+      if (!/^(src|generated)\//.test(relative)) return undefined;
+      return { path: path.join(ROOT, 'dist', relative.replace(/\.ts$/, '')), external: true };
+    });
+  },
+};
+
+/**
+ * A reference script compiled as a team would deploy it: plain JavaScript by esbuild (its
+ * packages required from node_modules, no TypeScript loader at run time; what it uses of the
+ * service, the floor's events domain, from the production build), so references and the service's
+ * production build are compared as built code on both sides. Returns the file to run; call
+ * `productionBuild` first.
+ */
+export async function compiledScript(file: string): Promise<string> {
+  const outfile = path.join(ROOT, 'node_modules', '.cache', 'bench', `${path.basename(file, '.ts')}.cjs`);
+  await build({ entryPoints: [path.join(ROOT, file)], outfile, bundle: true, platform: 'node', format: 'cjs', target: 'node20', packages: 'external', plugins: [fromProductionBuild], logLevel: 'error' });
+  return outfile;
+}
+
+/** A child process running a JavaScript file (the production build, a compiled reference). */
+export function spawnJs(file: string, args: string[], options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'ignore' | number; nodeArgs?: string[] } = {}): ChildProcess {
+  return spawn(process.execPath, [...(options.nodeArgs ?? []), file, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', options.stdout ?? 'pipe', 'inherit'],
+  });
+}
+
+/** A child process running a TypeScript file through tsx (the bench's load and socket clients). */
 export function spawnTs(file: string, args: string[], options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'ignore' | number; nodeArgs?: string[] } = {}): ChildProcess {
   return spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', path.join(ROOT, file), ...args], {
     cwd: ROOT,

@@ -102,21 +102,30 @@ export function sendJson(req: IncomingMessage, res: ServerResponse, status: numb
   sendBody(req, res, status, JSON.stringify(value), JSON_TYPE);
 }
 
-/** A JSON body serialised once, with its ETag, for answers that repeat (rest.ts, kept results). */
+/**
+ * A JSON body serialised once, with its ETag: bytes for answers that repeat (rest.ts, kept
+ * results), encoded once and written as they are; the text itself for a body written once (a
+ * spliced page), which Node writes with its headers in one piece, never copied into bytes first.
+ */
 export interface PreparedJson {
-  readonly chunk: Buffer;
+  readonly chunk: Buffer | string;
   readonly etag: string;
 }
+
+/** A prepared body as bytes: what a kept rendering holds, encoded once for all its answers. */
+export const preparedBytes = (prepared: PreparedJson): PreparedJson => (typeof prepared.chunk === 'string' ? { chunk: Buffer.from(prepared.chunk, 'utf8'), etag: prepared.etag } : prepared);
+
+/** A prepared body's JSON text. */
+export const preparedText = (prepared: PreparedJson): string => (typeof prepared.chunk === 'string' ? prepared.chunk : prepared.chunk.toString('utf8'));
 
 export function prepareJson(value: unknown): PreparedJson {
   const chunk = Buffer.from(JSON.stringify(value), 'utf8');
   return { chunk, etag: createETag(chunk, { weak: true }) };
 }
 
-/** A body that is JSON text already (a spliced answer, rest.ts `spliceCollection`), prepared as `prepareJson` prepares a value's. */
+/** A body that is JSON text already (a spliced answer, rest.ts `spliceCollection`): its ETag is that of its UTF-8 bytes, as `prepareJson`'s. */
 export function prepareJsonText(text: string): PreparedJson {
-  const chunk = Buffer.from(text, 'utf8');
-  return { chunk, etag: createETag(chunk, { weak: true }) };
+  return { chunk: text, etag: createETag(text, { weak: true }) };
 }
 
 /** sendJson for a prepared body: the same bytes and headers, without serialising or hashing again. */

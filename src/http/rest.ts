@@ -26,7 +26,7 @@ import { Reply, collection, fillSelf, single, wholeCollection } from './envelope
 import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
 import type { ResolvedOperation } from './operations';
 import { pageFor } from './paging';
-import { header, prepareJson, prepareJsonText, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest, type PreparedJson } from './request';
+import { header, prepareJson, prepareJsonText, preparedBytes, preparedText, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest, type PreparedJson } from './request';
 
 /**
  * What a wire handler answers. `kept` stands for `body` when the JSON answer is rendered from a
@@ -185,10 +185,10 @@ export function bindRest<K extends OperationId, J extends K = never>(operations:
         if (!(page?.items instanceof JsonText)) throw new Error(`REST binding ${operationId} is declared jsonText but did not answer a JSON text page`);
         const prepare = () => spliceCollection(page, context.selfUrl);
         // Response validation (tests) checks the value the bytes stand for.
-        const wire = () => JSON.parse(prepare().chunk.toString('utf8')) as unknown;
+        const wire = () => JSON.parse(preparedText(prepare())) as unknown;
         const status = route.defaultStatus;
         const kept = keptPart(route, page);
-        if (kept) return { status, body: undefined, kept: { value: kept.value, key: `${route.operationId} ${status} ${context.selfUrl}${kept.key}`, wire, prepare } };
+        if (kept) return { status, body: undefined, kept: { value: kept.value, key: `${route.operationId} ${status} ${context.selfUrl}${kept.key}`, wire, prepare: () => preparedBytes(prepare()) } };
         return { status, body: undefined, spliced: { prepare } };
       }
       const { status, value, headers } =
@@ -270,7 +270,7 @@ export function createRestDispatcher(deps: { handlers: RestHandlers<RequestConte
       else sendPreparedJson(req, res, status, keptRendering(kept.value, kept.key, render));
     } else if (result.spliced) {
       const prepared = result.spliced.prepare();
-      if (res.json) res.json(JSON.parse(prepared.chunk.toString('utf8')), prepared);
+      if (res.json) res.json(JSON.parse(preparedText(prepared)), prepared);
       else sendPreparedJson(req, res, status, prepared);
     } else if (contentType === null || result.body === undefined) {
       res.end();
