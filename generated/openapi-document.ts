@@ -23421,11 +23421,15 @@ export const openapiDocument = {
                 "required": [
                   "file"
                 ],
+                "x-error-message": {
+                  "required": "file is required",
+                  "additionalProperties": "Unexpected form field: {value}"
+                },
                 "properties": {
                   "file": {
                     "type": "string",
                     "format": "binary",
-                    "description": "The audio file: MP3, WAV, OGG or FLAC."
+                    "description": "The audio file: MP3, WAV, OGG or FLAC. A file part with an empty file name and no bytes (what a browser sends for a file input left empty) is no file: `file is required`."
                   },
                   "name": {
                     "x-error-message": "name must be 1 to 100 characters",

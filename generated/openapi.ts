@@ -21802,7 +21802,7 @@ export interface operations {
                 "multipart/form-data": {
                     /**
                      * Format: binary
-                     * @description The audio file: MP3, WAV, OGG or FLAC.
+                     * @description The audio file: MP3, WAV, OGG or FLAC. A file part with an empty file name and no bytes (what a browser sends for a file input left empty) is no file: `file is required`.
                      */
                     file: string;
                     /** @description Display name, 1 to 100 characters after trimming; defaults to the file name without its extension when the part is absent. */

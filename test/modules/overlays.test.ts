@@ -143,14 +143,16 @@ describe('widgets', () => {
   });
 });
 
+/** The published AsyncAPI document, registered whole so a schema's `$ref`s (a member's rule declared once as a component) resolve. */
+const ASYNCAPI_ID = 'asyncapi.json';
+const asyncapi = JSON.parse(readFileSync(path.join(__dirname, '../../spec/published/asyncapi.json'), 'utf8')) as object;
 /** The data schema of `overlay:update` / `widget:update` as the WebSocket protocol (spec/published/asyncapi.json) declares it: the REST resource (components.schemas). */
 function frameDataSchema(name: 'Overlay' | 'Widget'): object {
-  const doc = JSON.parse(readFileSync(path.join(__dirname, '../../spec/published/asyncapi.json'), 'utf8')) as { components: { schemas: Record<string, object> } };
-  return doc.components.schemas[name];
+  return { $ref: `${ASYNCAPI_ID}#/components/schemas/${name}` };
 }
 
 describe('settings and versioned updates', () => {
-  const ajv = addFormats(new Ajv({ strict: false }));
+  const ajv = addFormats(new Ajv({ strict: false })).addSchema(asyncapi, ASYNCAPI_ID);
   // A fresh account: the free plan's max_overlays (5) is spent by the tests above.
   beforeAll(async () => {
     owner = await devLogin(t, `ov2-${randomUUID()}@example.test`, 'Overlay Owner');

@@ -1,29 +1,41 @@
 /** Overlay, widget and widget access storage (knex). */
 import type { Knex } from 'knex';
-import type { components } from '../../../generated/openapi';
+import type { components, operations } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { schemaRows } from '../../infra/db/rows';
+import { schemaRows, type RowMapping } from '../../infra/db/rows';
 
 type Schemas = components['schemas'];
-export type Overlay = Camelize<Schemas['Overlay']>;
-export type Widget = Camelize<Schemas['Widget']>;
-/** An overlay or a widget instance (widgets carry a `type`). */
-export type Resource = Overlay | Widget;
+
+/** Each table's resource schema (its `x-table` in spec/openapi/modules/overlays.yaml). */
+export const RESOURCE_SCHEMAS = { overlays: 'Overlay', widgets: 'Widget' } satisfies Record<string, keyof Schemas>;
+export type ResourceTable = keyof typeof RESOURCE_SCHEMAS;
+/**
+ * The resource a table holds, as its OpenAPI schema says (an overlay, or a widget instance with its
+ * `type`): functions generic over the table answer the table's own resource, so a member one
+ * resource alone declares reaches its callers with no cast and no hand-written copy.
+ */
+export type ResourceOf<T extends ResourceTable> = Camelize<Schemas[(typeof RESOURCE_SCHEMAS)[T]]>;
+export type Overlay = ResourceOf<'overlays'>;
+export type Widget = ResourceOf<'widgets'>;
 export type AccessEntry = Camelize<Schemas['WidgetAccessEntry']>;
 
-export type ResourceTable = 'overlays' | 'widgets';
-
-/** The columns an update may set. */
-export interface ResourcePatch {
-  name?: string;
-  type?: string;
-  settings?: string;
+/** The columns a create or update writes (snake_case; opaque JSON as its text), typed by the table's request bodies. */
+export type ResourceColumns<T extends ResourceTable> = { [K in keyof ResourceBodies[T]]?: Stored<ResourceBodies[T][K]> | null };
+type Stored<V> = V extends object ? string : V;
+/** The members of a table's create and update bodies but `version` (update takes it apart). */
+export type ResourceBodies = { [T in ResourceTable]: Omit<Members<Body<Writes[T]>>, 'version'> };
+interface Writes {
+  overlays: 'createOverlay' | 'updateOverlay';
+  widgets: 'createWidget' | 'updateWidget';
 }
+type Body<O extends keyof operations> = operations[O] extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+/** The members of either body (a union of the create and the update body), each with its type. */
+type Members<B> = { [K in B extends unknown ? keyof B & string : never]: B extends unknown ? (K extends keyof B ? Exclude<B[K], undefined> : never) : never };
 
-const resourceOf = {
-  overlays: schemaRows('Overlay'),
-  widgets: schemaRows('Widget'),
-} as const;
+const resourceOf: { [T in ResourceTable]: RowMapping<ResourceOf<T>> } = {
+  overlays: schemaRows(RESOURCE_SCHEMAS.overlays),
+  widgets: schemaRows(RESOURCE_SCHEMAS.widgets),
+};
 const accessOf = schemaRows('WidgetAccessEntry', {
   from: { id: 'a.id', widget_id: 'a.widget_id', user_id: 'a.user_id', user_name: 'u.display_name', user_avatar: 'u.avatar_url', role: 'a.role', granted_by: 'a.granted_by', created_at: 'a.created_at' },
 });
@@ -31,17 +43,17 @@ const accessOf = schemaRows('WidgetAccessEntry', {
 export function createOverlaysRepo(knex: Knex) {
   return {
     /** overlays.list / widgets.list */
-    async list(table: ResourceTable, accountId: string): Promise<Resource[]> {
+    async list<T extends ResourceTable>(table: T, accountId: string): Promise<ResourceOf<T>[]> {
       const { select, map } = resourceOf[table];
       return (await knex(table).where({ account_id: accountId }).select(knex.raw(select)).orderBy([{ column: 'created_at' }, { column: 'id' }])).map(map);
     },
     /** overlays.insert / widgets.insert */
-    async insert(table: ResourceTable, row: { id: string; account_id: string; name: string; type?: string; settings: string }, db: Knex | Knex.Transaction = knex): Promise<Resource> {
+    async insert<T extends ResourceTable>(table: T, row: { id: string; account_id: string } & ResourceColumns<T>, db: Knex | Knex.Transaction = knex): Promise<ResourceOf<T>> {
       const [inserted] = await db(table).insert(row).returning('*');
       return resourceOf[table].map(inserted);
     },
     /** overlays.updateAt / widgets.updateAt: writes only while `version` is current; undefined otherwise */
-    async updateAt(table: ResourceTable, accountId: string, id: string, version: number, patch: ResourcePatch, db: Knex | Knex.Transaction = knex): Promise<Resource | undefined> {
+    async updateAt<T extends ResourceTable>(table: T, accountId: string, id: string, version: number, patch: ResourceColumns<T>, db: Knex | Knex.Transaction = knex): Promise<ResourceOf<T> | undefined> {
       const [updated] = await db(table)
         .where({ id, account_id: accountId, version })
         .update({ ...patch, version: db.raw('version + 1'), updated_at: db.fn.now() })
@@ -49,7 +61,7 @@ export function createOverlaysRepo(knex: Knex) {
       return updated ? resourceOf[table].map(updated) : undefined;
     },
     /** overlays.byId / widgets.byId (account-scoped) */
-    async byId(table: ResourceTable, accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<Resource | undefined> {
+    async byId<T extends ResourceTable>(table: T, accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<ResourceOf<T> | undefined> {
       const { select, map } = resourceOf[table];
       const row = await db(table).where({ id, account_id: accountId }).first(db.raw(select));
       return row ? map(row) : undefined;
@@ -92,7 +104,7 @@ export function createOverlaysRepo(knex: Knex) {
       return Boolean(row);
     },
     /** widgets.listGranted: the account's widgets the user holds an access entry for, oldest first */
-    async listGranted(accountId: string, userId: string): Promise<Resource[]> {
+    async listGranted(accountId: string, userId: string): Promise<Widget[]> {
       const { select, map } = resourceOf.widgets;
       const granted = knex('widget_access').where({ user_id: userId }).select('widget_id');
       return (await knex('widgets').where({ account_id: accountId }).whereIn('id', granted).select(knex.raw(select)).orderBy([{ column: 'created_at' }, { column: 'id' }])).map(map);

@@ -1,7 +1,7 @@
 /** REST bindings of overlays, widget instances, their tokens and widget access entries (domain form; the router maps names and envelopes). */
 import { SUCCESS } from '../../http/envelope';
 import { bindRest } from '../../http/rest';
-import type { OverlaysService, WidgetResource } from './service';
+import type { OverlaysService } from './service';
 
 export function createOverlaysRest(service: OverlaysService) {
   return bindRest({
@@ -19,10 +19,10 @@ export function createOverlaysRest(service: OverlaysService) {
       await service.revokeOverlayToken(context.auth, params.id, params.tokenId);
       return SUCCESS;
     },
-    widgets: async (_r, context) => (await service.list(context.auth, 'widgets')) as WidgetResource[],
-    createWidget: async ({ body }, context) => (await service.create(context.auth, 'widgets', body)) as WidgetResource,
-    widget: async ({ params }, context) => (await service.get(context.auth, 'widgets', params.id)) as WidgetResource,
-    updateWidget: async ({ params, body }, context) => (await service.update(context.auth, 'widgets', params.id, body)) as WidgetResource,
+    widgets: (_r, context) => service.list(context.auth, 'widgets'),
+    createWidget: ({ body }, context) => service.create(context.auth, 'widgets', body),
+    widget: ({ params }, context) => service.get(context.auth, 'widgets', params.id),
+    updateWidget: ({ params, body }, context) => service.update(context.auth, 'widgets', params.id, body),
     async deleteWidget({ params }, context) {
       await service.deleteWidget(context.auth, params.id);
       return SUCCESS;

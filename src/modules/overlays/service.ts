@@ -16,7 +16,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { components, operations } from '../../../generated/openapi';
+import type { components } from '../../../generated/openapi';
+import { openapiDocument } from '../../../generated/openapi-document';
 import { hasPermission, type AuthContext } from '../../auth/context';
 import type { ResourceGrantChecker } from '../../auth/gates';
 import type { Revocations } from '../../auth/revocations';
@@ -26,28 +27,23 @@ import { shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
 import { jsonTextWithin } from '../../infra/json-bytes';
-import type { CamelCase } from '../../infra/names';
+import { camelName, resolveRef, type CamelCase } from '../../infra/names';
 import type { ModuleApis } from '../contract';
 import { overlayMessages } from './errors';
-import type { AccessEntry, OverlaysRepo, Resource, ResourceTable } from './repo';
+import { RESOURCE_SCHEMAS, type AccessEntry, type OverlaysRepo, type ResourceBodies, type ResourceColumns, type ResourceOf, type ResourceTable, type Widget } from './repo';
 import { UUID_RE } from '../../infra/ids';
 
-/** A widget instance: a resource read from the widgets table (its `type` always present). */
-export type { Resource, Widget as WidgetResource } from './repo';
+export type { Overlay, ResourceOf, ResourceTable, Widget } from './repo';
 
-/** The request bodies of the resource writes (spec/openapi/modules/overlays.yaml). */
-type ResourceBody = operations['createOverlay' | 'updateOverlay' | 'createWidget' | 'updateWidget']['requestBody']['content']['application/json'];
-type AnyMember<B> = B extends unknown ? keyof B & string : never;
-type MemberType<B, K extends string> = B extends unknown ? (K extends keyof B ? B[K] : never) : never;
 /** Opaque JSON (`settings`) as `unknown`: GraphQL's JSON scalar hands over any JSON value, which columnsOf refuses unless an object. */
 type Unchecked<V> = V extends object ? (string extends keyof V ? unknown : V) : V;
 
 /**
- * A create or update of an overlay or widget: the members of the REST bodies but `version`
- * (update takes it apart), camelCased, each optional and nullable (a GraphQL input leaves a
- * member out or sends null; widgets alone read `type`).
+ * A create or update of a table's resource: the members of its REST bodies but `version` (update
+ * takes it apart), camelCased, each optional and nullable (a GraphQL input leaves a member out or
+ * sends null). Overlays and widgets each read their own bodies: widgets alone take a `type`.
  */
-export type ResourceInput = { [K in Exclude<AnyMember<ResourceBody>, 'version'> as CamelCase<K>]?: Unchecked<MemberType<ResourceBody, K>> | null };
+export type ResourceInput<T extends ResourceTable> = { [K in keyof ResourceBodies[T] & string as CamelCase<K>]?: Unchecked<ResourceBodies[T][K]> | null };
 
 /** Bytes of JSON text a resource's settings may take (the frame that carries them stays below 64 KiB). */
 export const MAX_SETTINGS_BYTES = 32768;
@@ -56,28 +52,48 @@ const WIDGET_TYPE_RE = /^[a-z0-9][a-z0-9_-]*$/;
 export type IssuedToken = Camelize<components['schemas']['IssuedToken']>;
 
 /** The resource as REST answers it (snake_case; settings untouched): the data of its `overlay:update` / `widget:update` frame. */
-const wireShapes = { overlays: shapeOf({ $ref: '#/components/schemas/Overlay' }), widgets: shapeOf({ $ref: '#/components/schemas/Widget' }) } as const;
+const wireShapes = { overlays: shapeOf({ $ref: `#/components/schemas/${RESOURCE_SCHEMAS.overlays}` }), widgets: shapeOf({ $ref: `#/components/schemas/${RESOURCE_SCHEMAS.widgets}` }) };
 const invalid = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
 
-/** The checked columns of a create or update (GraphQL reaches here unchecked; REST was checked against the same bounds). */
-function columnsOf(table: ResourceTable, input: ResourceInput): { name?: string; type?: string; settings?: string } {
-  const out: { name?: string; type?: string; settings?: string } = {};
-  if (input.name !== undefined && input.name !== null) {
-    if (typeof input.name !== 'string' || input.name.length < 1 || [...input.name].length > 100) throw invalid('name', overlayMessages.invalidName);
-    out.name = input.name;
+/** The stored members of a table's resource, by domain name: their column and whether null may be written (read from its OpenAPI schema). */
+function storedMembers(schema: string): ReadonlyMap<string, { column: string; nullable: boolean }> {
+  const properties: unknown = resolveRef({ $ref: `#/components/schemas/${schema}` }, openapiDocument)?.properties;
+  if (!properties || typeof properties !== 'object') throw new Error(`overlays: no schema ${schema} in the OpenAPI document`);
+  return new Map(Object.entries(properties).map(([column, node]) => [camelName(column), { column, nullable: resolveRef(node, openapiDocument)?.nullable === true }]));
+}
+const membersOf = { overlays: storedMembers(RESOURCE_SCHEMAS.overlays), widgets: storedMembers(RESOURCE_SCHEMAS.widgets) };
+
+/**
+ * The checked columns of a create or update (GraphQL reaches here unchecked; REST was checked
+ * against the same bounds), in the resource schema's order. `name`, `type` and `settings` are
+ * checked here; any other stored member is written as given (its bounds are the spec's: REST
+ * validates the body, GraphQL takes string limits from the REST twin), null only where the
+ * resource declares it nullable (elsewhere null is GraphQL's "left out"), a JSON object as its
+ * text. So a member one resource adds in the spec and its migration needs nothing here.
+ */
+function columnsOf<T extends ResourceTable>(table: T, input: ResourceInput<T>): ResourceColumns<T> {
+  const given: { readonly [member: string]: unknown } = input;
+  const out: Record<string, unknown> = {};
+  for (const [member, stored] of membersOf[table]) {
+    const value = given[member];
+    if (value === undefined || member === 'version' || (value === null && !stored.nullable)) continue;
+    if (member === 'name') {
+      if (typeof value !== 'string' || value.length < 1 || [...value].length > 100) throw invalid('name', overlayMessages.invalidName);
+      out.name = value;
+    } else if (member === 'type') {
+      if (typeof value !== 'string' || value.length > 50 || !WIDGET_TYPE_RE.test(value)) throw invalid('type', overlayMessages.invalidType);
+      out.type = value;
+    } else if (member === 'settings') {
+      if (typeof value !== 'object' || Array.isArray(value)) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
+      const text = jsonTextWithin(value, MAX_SETTINGS_BYTES);
+      if (text === null) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
+      out.settings = text;
+    } else {
+      out[stored.column] = value !== null && typeof value === 'object' ? JSON.stringify(value) : value;
+    }
   }
-  if (table === 'widgets' && input.type !== undefined && input.type !== null) {
-    if (typeof input.type !== 'string' || input.type.length > 50 || !WIDGET_TYPE_RE.test(input.type)) throw invalid('type', overlayMessages.invalidType);
-    out.type = input.type;
-  }
-  if (input.settings !== undefined && input.settings !== null) {
-    const settings = input.settings;
-    if (typeof settings !== 'object' || Array.isArray(settings)) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
-    const text = jsonTextWithin(settings, MAX_SETTINGS_BYTES);
-    if (text === null) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
-    out.settings = text;
-  }
-  return out;
+  // Built member by member from the input's own members, each under its column: the table's columns.
+  return out as ResourceColumns<T>;
 }
 const OVERLAY_KINDS = ['overlay', 'shared_overlay'] as const;
 
@@ -105,7 +121,7 @@ export function createOverlaysService(deps: {
   };
   const notFound = (table: ResourceTable) => AppError.notFound(table === 'overlays' ? overlayMessages.overlayNotFound : overlayMessages.widgetNotFound);
 
-  async function owned(table: ResourceTable, auth: AuthContext, id: string, db?: Knex.Transaction): Promise<Resource> {
+  async function owned<T extends ResourceTable>(table: T, auth: AuthContext, id: string, db?: Knex.Transaction): Promise<ResourceOf<T>> {
     const row = UUID_RE.test(id) ? await repo.byId(table, accountOf(auth), id, db) : undefined;
     if (!row) throw notFound(table);
     return row;
@@ -161,32 +177,34 @@ export function createOverlaysService(deps: {
     },
   };
 
+  /** Each table's list (see `list`): the widget list narrows to the caller's access entries. */
+  const listers: { [T in ResourceTable]: (auth: AuthContext, accountId: string) => Promise<ResourceOf<T>[]> } = {
+    overlays: (_auth, accountId) => repo.list('overlays', accountId),
+    widgets: async (auth, accountId): Promise<Widget[]> => {
+      if (hasPermission(auth, 'widgets:read')) return repo.list('widgets', accountId);
+      return auth.userId ? repo.listGranted(accountId, auth.userId) : [];
+    },
+  };
+
   return {
     resourceGrants,
     /**
      * The account's overlays or widgets. A caller that reached the widget list through its access
      * entries alone (the gate's resource grant, without `widgets:read`) sees only those widgets.
      */
-    async list(auth: AuthContext, table: ResourceTable): Promise<Resource[]> {
-      const accountId = accountOf(auth);
-      if (table === 'widgets' && !hasPermission(auth, 'widgets:read')) return auth.userId ? repo.listGranted(accountId, auth.userId) : [];
-      return repo.list(table, accountId);
+    async list<T extends ResourceTable>(auth: AuthContext, table: T): Promise<ResourceOf<T>[]> {
+      return listers[table](auth, accountOf(auth));
     },
-    async get(auth: AuthContext, table: ResourceTable, id: string): Promise<Resource> {
+    async get<T extends ResourceTable>(auth: AuthContext, table: T, id: string): Promise<ResourceOf<T>> {
       return owned(table, auth, id);
     },
     /** Creates an overlay or widget within the plan's `max_overlays` (each kind counted apart). */
-    async create(auth: AuthContext, table: ResourceTable, input: ResourceInput): Promise<Resource> {
+    async create<T extends ResourceTable>(auth: AuthContext, table: T, input: ResourceInput<T>): Promise<ResourceOf<T>> {
       const accountId = accountOf(auth);
-      if (input.name === undefined || input.name === null) throw invalid('name', overlayMessages.invalidName);
-      const columns = columnsOf(table, input);
-      const row = {
-        id: randomUUID(),
-        account_id: accountId,
-        name: columns.name!,
-        settings: columns.settings ?? '{}',
-        ...(table === 'widgets' ? { type: columns.type ?? 'custom' } : {}),
-      };
+      const given: { readonly [member: string]: unknown } = input;
+      if (given.name === undefined || given.name === null) throw invalid('name', overlayMessages.invalidName);
+      // What the input leaves out takes the column's default (settings {}, a widget's type custom).
+      const row = { ...columnsOf(table, input), id: randomUUID(), account_id: accountId };
       return knex.transaction(async (trx) => {
         await deps.quotas.admit(trx, table, accountId);
         return repo.insert(table, row, trx);
@@ -196,7 +214,7 @@ export function createOverlaysService(deps: {
      * Applies a change made at `version`: 409 CONFLICT (with the current version) when another
      * write came first; publishes the new state on the resource's channel once committed.
      */
-    async update(auth: AuthContext, table: ResourceTable, id: string, input: ResourceInput & { version: number }): Promise<Resource> {
+    async update<T extends ResourceTable>(auth: AuthContext, table: T, id: string, input: ResourceInput<T> & { version: number }): Promise<ResourceOf<T>> {
       const accountId = accountOf(auth);
       if (!Number.isInteger(input.version) || input.version < 1 || input.version > 2147483647) throw invalid('version', overlayMessages.invalidVersion);
       const patch = columnsOf(table, input);

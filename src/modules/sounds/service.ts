@@ -365,6 +365,8 @@ export function createSoundsService(deps: {
     const storage = accountLeft < soundLeft ? { left: accountLeft, limit: limits.maxStorageBytes } : { left: soundLeft, limit: limits.maxSoundStorageBytes };
     const upload = await receive(key, limits, storage);
     try {
+      // A file part with an empty file name and no bytes is a browser's file input left empty: no file.
+      if (upload.size === 0 && upload.filename === '') throw fileRequired();
       const filename = cleanText(upload.filename, 'filename');
       const fallback = filename.replace(/\.[^.]*$/, '').trim().slice(0, 100) || 'sound';
       const name = upload.name === undefined ? fallback : validName(cleanText(upload.name, 'name'));
