@@ -55,28 +55,44 @@ export type IssuedToken = Camelize<components['schemas']['IssuedToken']>;
 const wireShapes = { overlays: shapeOf({ $ref: `#/components/schemas/${RESOURCE_SCHEMAS.overlays}` }), widgets: shapeOf({ $ref: `#/components/schemas/${RESOURCE_SCHEMAS.widgets}` }) };
 const invalid = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
 
-/** The stored members of a table's resource, by domain name: their column and whether null may be written (read from its OpenAPI schema). */
-function storedMembers(schema: string): ReadonlyMap<string, { column: string; nullable: boolean }> {
-  const properties: unknown = resolveRef({ $ref: `#/components/schemas/${schema}` }, openapiDocument)?.properties;
-  if (!properties || typeof properties !== 'object') throw new Error(`overlays: no schema ${schema} in the OpenAPI document`);
-  return new Map(Object.entries(properties).map(([column, node]) => [camelName(column), { column, nullable: resolveRef(node, openapiDocument)?.nullable === true }]));
+/**
+ * The members a table's create and update bodies declare (`version` aside, which update takes
+ * apart), by domain name: their column, and whether null may be written (read from the OpenAPI
+ * bodies, so a member a body does not declare is never written, whatever a caller sends).
+ */
+function writableMembers(operationIds: readonly string[]): ReadonlyMap<string, { column: string; nullable: boolean }> {
+  const members = new Map<string, { column: string; nullable: boolean }>();
+  for (const item of Object.values(openapiDocument.paths as Record<string, Record<string, { operationId?: string; requestBody?: unknown }>>)) {
+    for (const operation of Object.values(item)) {
+      if (!operation?.operationId || !operationIds.includes(operation.operationId)) continue;
+      const content = resolveRef(operation.requestBody, openapiDocument)?.content as Record<string, { schema?: unknown }> | undefined;
+      const properties = resolveRef(content?.['application/json']?.schema, openapiDocument)?.properties;
+      if (!properties || typeof properties !== 'object') throw new Error(`overlays: ${operation.operationId} has no JSON body members in the OpenAPI document`);
+      for (const [column, node] of Object.entries(properties)) {
+        if (column === 'version') continue;
+        const nullable = resolveRef(node, openapiDocument)?.nullable === true || members.get(camelName(column))?.nullable === true;
+        members.set(camelName(column), { column, nullable });
+      }
+    }
+  }
+  return members;
 }
-const membersOf = { overlays: storedMembers(RESOURCE_SCHEMAS.overlays), widgets: storedMembers(RESOURCE_SCHEMAS.widgets) };
+const membersOf = { overlays: writableMembers(['createOverlay', 'updateOverlay']), widgets: writableMembers(['createWidget', 'updateWidget']) };
 
 /**
  * The checked columns of a create or update (GraphQL reaches here unchecked; REST was checked
- * against the same bounds), in the resource schema's order. `name`, `type` and `settings` are
- * checked here; any other stored member is written as given (its bounds are the spec's: REST
- * validates the body, GraphQL takes string limits from the REST twin), null only where the
- * resource declares it nullable (elsewhere null is GraphQL's "left out"), a JSON object as its
- * text. So a member one resource adds in the spec and its migration needs nothing here.
+ * against the same bounds), of the members the table's bodies declare. `name`, `type` and
+ * `settings` are checked here; any other member is written as given (its bounds are the spec's:
+ * REST validates the body, GraphQL takes string limits from the REST twin), null only where the
+ * body declares it nullable (elsewhere null is GraphQL's "left out"), a JSON object as its text.
+ * So a member one resource adds in the spec and its migration needs nothing here.
  */
 function columnsOf<T extends ResourceTable>(table: T, input: ResourceInput<T>): ResourceColumns<T> {
   const given: { readonly [member: string]: unknown } = input;
   const out: Record<string, unknown> = {};
   for (const [member, stored] of membersOf[table]) {
     const value = given[member];
-    if (value === undefined || member === 'version' || (value === null && !stored.nullable)) continue;
+    if (value === undefined || (value === null && !stored.nullable)) continue;
     if (member === 'name') {
       if (typeof value !== 'string' || value.length < 1 || [...value].length > 100) throw invalid('name', overlayMessages.invalidName);
       out.name = value;
