@@ -252,6 +252,11 @@ export function checkFieldParity(doc: OpenApiDoc, routes: readonly Route[], sche
     const problemsHere: string[] = [];
     if (restNullable && gqlNonNull) problemsHere.push(`is non-null in GraphQL (${typeText(gqlType)}) but ${rest.nullable ? 'nullable' : input ? 'optional' : 'not required'} in REST`);
     if (!restNullable && !gqlNonNull) problemsHere.push(`is nullable in GraphQL (${typeText(gqlType)}) but ${input ? 'required' : 'always present'} in REST`);
+    // An answer's GraphQL field is always there (null when empty); REST's member must be too, or
+    // the domain's result (the REST type) is no GraphQL result: list it as required, nullable.
+    if (!input && !restRequired && !gqlNonNull) {
+      problemsHere.push(`is always present in GraphQL (${typeText(gqlType)}, null when empty) but may be left out in REST; list it in the REST schema's required${rest.nullable ? '' : ' with nullable: true'}`);
+    }
     const inner = getNullableType(gqlType);
     const mismatch = (what: string) => problemsHere.push(`has type ${typeText(gqlType)} in GraphQL but ${what} in REST`);
     if (kind === 'any') {

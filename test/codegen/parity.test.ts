@@ -61,6 +61,9 @@ describe('codegen: REST/GraphQL field parity and spec/storage', () => {
     expect(result.output).toContain(
       `${OPENAPI}: Overlay.description is stored in table overlays (x-table) but generated/tables.ts has no column overlays.description; write a migration in src/modules/overlays/migrations.ts adding overlays.description (text (varchar(500)), nullable), or declare x-column / x-computed on Overlay`,
     );
+    expect(result.output).toContain(
+      `${GRAPHQL}: Overlay.description is always present in GraphQL (String, null when empty) but may be left out in REST; list it in the REST schema's required (REST Overlay.description in ${OPENAPI})`,
+    );
     expect(result.output).toContain(`${OPENAPI}: Widget x-table widget is no table of generated/tables.ts`);
     expect(result.output).toContain(`${OPENAPI}: Widget: x-graphql-omit colour excuses no difference between the twins; remove it`);
   });
