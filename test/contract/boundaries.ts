@@ -54,7 +54,7 @@ function fits(schema: Schema, value: string): boolean {
   return true;
 }
 
-interface Variant {
+export interface Variant {
   expect: 'accept' | 'refuse';
   what: string;
   value: unknown;
@@ -154,7 +154,7 @@ export function variantsOf(node: unknown, json: boolean): Variant[] {
  * The rules of a body as a whole (`allOf` of `anyOf`s: one of these fields is needed, or a value of
  * one field needs another), as one check; null when the body declares none.
  */
-function bodyRules(node: unknown): ((body: unknown) => boolean) | null {
+export function bodyRules(node: unknown): ((body: unknown) => boolean) | null {
   const schema = deref(node);
   if (!Array.isArray(schema?.allOf)) return null;
   const check = new Ajv({ strict: false }).compile({ allOf: schema.allOf });
@@ -194,7 +194,7 @@ interface Parameter {
   schema?: Schema;
 }
 
-function operationOf(route: RouteSpec): Schema {
+export function operationOf(route: RouteSpec): Schema {
   const paths = openapiDocument.paths as unknown as Record<string, Record<string, Schema>>;
   return paths[route.path.replace(/^\/v1/, '')]![route.method]!;
 }
@@ -203,7 +203,7 @@ function operationOf(route: RouteSpec): Schema {
  * The harness's minimal valid value, made to satisfy what that sampler leaves out: a pattern
  * (a candidate that matches), `minProperties` (optional properties, or a map entry, added).
  */
-function sample(node: unknown): unknown {
+export function sample(node: unknown): unknown {
   const schema = deref(node);
   if (!schema) return null;
   if (schema.type === 'object' && schema.example === undefined) {
