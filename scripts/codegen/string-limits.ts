@@ -1,17 +1,21 @@
 /**
- * The `maxLength` of every GraphQL string argument that has a REST twin, read from the twin's
- * parameters and JSON body in spec/openapi/, with the refusal the REST validator answers for
- * it (src/http/validator.ts, reworded by src/http/spec-messages.ts where the schema declares its
- * words): written to generated/graphql-string-limits.ts and enforced before execution by the
- * GraphQL binding (src/http/graphql/arguments.ts), so an over-long value gets the same code,
- * message and details on both protocols instead of a database error on one of them.
+ * What the REST validator checks of every GraphQL argument value that has a REST twin, read from
+ * the twin's parameters and JSON body in spec/openapi/: a value's own rules (lengths, pattern,
+ * string format, the enum of a `String`, number bounds, "integer" for a `Float`, list sizes) and
+ * the body's rules as a whole (`allOf` members with their own `x-error-message`), with what the
+ * REST refusal says (src/http/validator.ts, reworded by src/http/spec-messages.ts where the
+ * schema declares its words): written to generated/graphql-string-limits.ts and enforced before
+ * execution by the GraphQL binding (src/http/graphql/arguments.ts), so a value REST refuses gets
+ * the same code, message and details on both protocols instead of the service's words, or a
+ * database error, on one of them. A GraphQL enum, UUID, Boolean or non-null type checks itself.
  *
  * How an argument finds its REST field (the bindings' own mapping: camelCase ↔ snake_case):
  * a scalar argument is the path or query parameter of its snake name, else the body property of
  * that name; an input-object argument is the body property of its snake name when that is an
  * object, else the body itself (or, for a body-less operation, its query parameters), field by
- * field, nested input objects and lists included. What finds no REST field has no limit here.
- * Owns only the derivation; what is refused stays the REST validator's.
+ * field, nested input objects and lists included (`twinArguments`, which the GraphQL boundary
+ * test reads too). What finds no REST field, or one of another kind (x-graphql-differs), has no
+ * rule here. Owns only the derivation; what is refused stays the REST validator's.
  */
 import {
   getNamedType,

@@ -156,6 +156,16 @@ export function graphqlBoundaryCases(): FieldCases[] {
     const rest = restCases.get(twin.operationId) ?? [];
     const cases: GraphqlCase[] = [{ expect: 'accept', what: 'the base request', variables: base }];
 
+    // Nullable arguments and input fields that stand for no REST field: the SDL's null holds for them too.
+    for (const arg of field.args) {
+      const inner = getNullableType(arg.type);
+      if (!isNonNullType(arg.type) && !byPath.has(arg.name)) cases.push({ expect: 'accept', what: `${arg.name}: null (nullable in the SDL)`, variables: { ...base, [arg.name]: null } });
+      if (!isInputObjectType(inner) || base[arg.name] === undefined || base[arg.name] === null) continue;
+      for (const [name, f] of Object.entries(inner.getFields())) {
+        if (isNonNullType(f.type) || byPath.has(`${arg.name}.${name}`)) continue;
+        cases.push({ expect: 'accept', what: `${arg.name}.${name}: null (nullable in the SDL)`, variables: { ...base, [arg.name]: { ...(base[arg.name] as object), [name]: null } } });
+      }
+    }
     for (const a of mapped) {
       if (a.path.includes('*')) continue; // a list's items are covered by the list's own one-item variants
       const label = a.path.join('.');

@@ -5,9 +5,10 @@
  * arguments are checked whole, keys and nesting depth included. An explicit null where the REST
  * twin's body schema refuses null means what the SDL says of a nullable input field: the same as
  * leaving it out (`nullsAsAbsent`, applied before the resolver runs); where REST takes null (it
- * clears a value), GraphQL's null does the same. A string longer than the `maxLength` of the
- * REST twin's field is refused with the REST validator's refusal, word for word
- * (generated/graphql-string-limits.ts), rather than reaching the database.
+ * clears a value), GraphQL's null does the same. A value that breaks a rule of the REST twin's
+ * field (length, pattern, string format, enum, number bounds, list size) or of its body as a whole
+ * (generated/graphql-string-limits.ts) is refused before the resolver runs, with the REST
+ * validator's refusal word for word, rather than reaching the service or the database.
  */
 import {
   getNamedType,
