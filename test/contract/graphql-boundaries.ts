@@ -194,8 +194,8 @@ export function graphqlBoundaryCases(): FieldCases[] {
         const what = `${label}: ${v.what}`;
         const restWhat = `${restLabel(a)}: ${v.what}`;
         const twinCase = rest.find((c) => c.what === restWhat || c.what === `${restWhat}, against the body's rules`);
-        // A value GraphQL's own types refuse (a non-member of a GraphQL enum, a non-UUID for UUID).
-        const outOfInt = named.name === 'Int' && typeof v.value === 'number' && (!Number.isInteger(v.value) || Math.abs(v.value + 0.5) > 2 ** 31);
+        // A value GraphQL's own types refuse (a non-member of a GraphQL enum, a non-UUID for UUID, past 32 bits or not whole for Int).
+        const outOfInt = named.name === 'Int' && typeof v.value === 'number' && (!Number.isInteger(v.value) || v.value < -(2 ** 31) || v.value > 2 ** 31 - 1);
         const ownRefusal = v.expect === 'refuse' && (outOfInt || (isEnumType(named) && /not an enum member/.test(v.what)) || (named.name === 'UUID' && /not format uuid/.test(v.what)));
         // A value that also breaks a rule of the whole body (which fields go together) is refused by
         // whichever rule is checked first: the field's own words are not certain then.
