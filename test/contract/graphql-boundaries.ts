@@ -205,6 +205,13 @@ export function graphqlBoundaryCases(): FieldCases[] {
         if (expect === 'refuse') cases.push({ expect, what: breaksBody ? `${what}, against the body's rules` : what, variables: at(value), refusedBy: ownRefusal ? 'graphql' : breaksBody && v.expect === 'refuse' ? undefined : twinCase });
         else cases.push({ expect, what, variables: at(value) });
       }
+      // Every member of a GraphQL enum (REST's variants stop at six).
+      const members = (deref(a.rest)?.enum as unknown[] | undefined) ?? [];
+      if (isEnumType(inner)) {
+        for (const member of members.filter((m) => m !== null).slice(6)) {
+          if (bodyHolds(member)) cases.push({ expect: 'accept', what: `${label}: enum member ${JSON.stringify(member)}`, variables: at(toGraphql(member, a.type)) });
+        }
+      }
     }
     out.push({ twin, query, cases });
   }
