@@ -9628,7 +9628,10 @@ export const openapiDocument = {
             "required": false,
             "description": "The sender's id on the platform.",
             "schema": {
+              "x-error-message": "platform_user_id must be 1 to 200 characters",
               "type": "string",
+              "pattern": "\\S",
+              "minLength": 1,
               "maxLength": 200
             },
             "allowReserved": true
@@ -9639,7 +9642,10 @@ export const openapiDocument = {
             "required": false,
             "description": "The video platform's live chat id.",
             "schema": {
+              "x-error-message": "live_chat_id must be 1 to 200 characters",
               "type": "string",
+              "pattern": "\\S",
+              "minLength": 1,
               "maxLength": 200
             },
             "allowReserved": true

@@ -13,8 +13,8 @@
  *   - each matched pair agrees in type (string ↔ String / UUID / ID / enum, integer ↔ Int, number ↔
  *     Float, boolean ↔ Boolean, array ↔ list, object ↔ object type or JSON), in nullability (a
  *     required, non-nullable REST property ↔ a non-null GraphQL type) and, where both are enums,
- *     in their members. String limits are not compared: the GraphQL binding takes them from REST
- *     (generated/graphql-string-limits.ts).
+ *     in their members. Limits, patterns and bounds are not compared: the GraphQL binding takes
+ *     them from REST (generated/graphql-string-limits.ts).
  *
  * Names map snake_case (REST) ↔ camelCase (GraphQL). Shared parameters codegen adds to every
  * operation (`x-every-operation`, `x-every-change`: Idempotency-Key) and headers are not compared.

@@ -1,20 +1,25 @@
 /**
- * The `maxLength` of every GraphQL string argument that has a REST twin, read from the twin's
- * parameters and JSON body in spec/openapi/, with the refusal the REST validator answers for
- * it (src/http/validator.ts, reworded by src/http/spec-messages.ts where the schema declares its
- * words): written to generated/graphql-string-limits.ts and enforced before execution by the
- * GraphQL binding (src/http/graphql/arguments.ts), so an over-long value gets the same code,
- * message and details on both protocols instead of a database error on one of them.
+ * What the REST validator checks of every GraphQL argument value that has a REST twin, read from
+ * the twin's parameters and JSON body in spec/openapi/: a value's own rules (lengths, pattern,
+ * string format, the enum of a `String`, number bounds, "integer" for a `Float`, list sizes) and
+ * the body's rules as a whole (`allOf` members with their own `x-error-message`), with what the
+ * REST refusal says (src/http/validator.ts, reworded by src/http/spec-messages.ts where the
+ * schema declares its words): written to generated/graphql-string-limits.ts and enforced before
+ * execution by the GraphQL binding (src/http/graphql/arguments.ts), so a value REST refuses gets
+ * the same code, message and details on both protocols instead of the service's words, or a
+ * database error, on one of them. A GraphQL enum, UUID, Boolean or non-null type checks itself.
  *
  * How an argument finds its REST field (the bindings' own mapping: camelCase ↔ snake_case):
  * a scalar argument is the path or query parameter of its snake name, else the body property of
  * that name; an input-object argument is the body property of its snake name when that is an
  * object, else the body itself (or, for a body-less operation, its query parameters), field by
- * field, nested input objects and lists included. What finds no REST field has no limit here.
- * Owns only the derivation; what is refused stays the REST validator's.
+ * field, nested input objects and lists included (`twinArguments`, which the GraphQL boundary
+ * test reads too). What finds no REST field, or one of another kind (x-graphql-differs), has no
+ * rule here. Owns only the derivation; what is refused stays the REST validator's.
  */
 import {
   getNamedType,
+  isEnumType,
   getNullableType,
   isInputObjectType,
   isListType,
@@ -33,11 +38,12 @@ export interface TwinRoute {
   graphql: string | null;
 }
 
-type Json = Record<string, unknown>;
-interface Schema {
+export type Json = Record<string, unknown>;
+export interface Schema {
   $ref?: string;
   type?: string;
   maxLength?: number;
+  enum?: unknown[];
   properties?: Record<string, Schema>;
   items?: Schema;
   allOf?: Schema[];
@@ -56,23 +62,29 @@ interface Operation {
   requestBody?: Schema;
 }
 
-/** One limited string: where it sits among the field's arguments, and how REST refuses it. */
-export interface StringLimit {
+/** One checked argument value: where it sits among the field's arguments, what REST checks of it and how REST words a refusal. */
+export interface ArgumentRule {
   /** Argument path from the field's arguments (`input`, `name`); `*` is every item of a list. */
   path: string[];
-  maxLength: number;
   /**
-   * The REST message; `{index}` stands for the list positions of a `*` path (`.0`, joined as the
-   * validator joins them) and `{value}` for the refused value, where the schema's words use it.
+   * The REST schema's rules of this one value, for the REST validator's Ajv dialect (draft-04):
+   * lengths, pattern, string format, enum; number bounds and `type: integer` for a Float that
+   * stands for an integer; list sizes. `allOf` parts keep their own rules.
    */
-  message: string;
-  /** `details.fields[0]` of the REST refusal, or null when the schema says it has no details. */
-  field: { field: string; message: string } | null;
+  checks: Json;
+  /** The field as the validator names it (`body.name`, `query.limit`); `{index}` stands for list positions (`.0`). */
+  field: string;
+  /** `x-error-message` of the REST schema (one message, or one per keyword), or null for the validator's words. */
+  words: string | Record<string, string> | null;
+  /** The field as declared words name it in `details.fields`: no location, no list positions; null when `x-error-details: false`. */
+  declaredField: string | null;
 }
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-function resolver(doc: Json) {
+type Deref = <T extends { $ref?: string }>(node: T | undefined) => T | undefined;
+
+function resolver(doc: Json): Deref {
   return function deref<T extends { $ref?: string }>(node: T | undefined): T | undefined {
     let current = node;
     while (current?.$ref) {
@@ -85,123 +97,220 @@ function resolver(doc: Json) {
   };
 }
 
-/** What the REST validator answers for one over-long string (src/http/validator.ts + spec-messages.ts). */
-function refusal(schema: Schema, maxLength: number, restPath: string[], where: 'body' | 'query' | 'params'): Pick<StringLimit, 'message' | 'field'> {
-  const words = `must NOT have more than ${maxLength} characters`;
-  const declared = schema['x-error-message'];
-  const template = typeof declared === 'string' ? declared : declared?.maxLength;
-  const indexed = restPath.map((segment) => (segment === '*' ? '{index}' : segment));
-  if (template === undefined) {
-    // The validator's own words, the field named by its instance path (`/body/name` → `body.name`).
-    const field = [where, ...indexed].join('.').replace(/\.\{index\}/g, '{index}');
-    return { message: `${field} ${words}`, field: { field, message: words } };
-  }
-  // Declared words: the field is named without the location and without list positions.
-  const field = restPath.filter((segment) => segment !== '*').join('.');
-  return { message: template, field: schema['x-error-details'] === false ? null : { field, message: template } };
-}
+/** The value kinds whose REST rules GraphQL checks here; a GraphQL enum, UUID or Boolean checks itself. */
+type Kind = 'string' | 'number' | 'list';
+/** The keywords of one kind, as the REST validator's Ajv reads them; string formats are ajv-formats' (numbers' int32/int64 are GraphQL's Int). */
+const KEYWORDS: Record<Kind, readonly string[]> = {
+  string: ['maxLength', 'minLength', 'pattern', 'format', 'enum'],
+  number: ['maximum', 'minimum', 'exclusiveMaximum', 'exclusiveMinimum', 'multipleOf'],
+  list: ['maxItems', 'minItems', 'uniqueItems'],
+};
+const STRING_FORMATS = new Set(['date', 'time', 'date-time', 'duration', 'uri', 'uri-reference', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 
-/** The string's own limit (a `$ref`'d or `allOf` schema included), or null. */
-function maxLengthOf(schema: Schema | undefined, deref: <T extends { $ref?: string }>(n: T | undefined) => T | undefined): { schema: Schema; maxLength: number } | null {
-  const own = deref(schema);
-  if (!own) return null;
-  if (typeof own.maxLength === 'number') return { schema: own, maxLength: own.maxLength };
-  for (const part of own.allOf ?? []) {
-    const found = maxLengthOf(part, deref);
-    // The validator's rewording reads the property's own schema, not the part of it.
-    if (found) return { schema: own, maxLength: found.maxLength };
-  }
+/** The kind a GraphQL type and its REST schema agree on, or null (a pair of other kinds, which x-graphql-differs excuses, has no rules here). */
+function kindOf(type: GraphQLInputType, rest: Schema): Kind | null {
+  const inner = getNullableType(type);
+  if (isListType(inner)) return rest.type === 'array' ? 'list' : null;
+  if (!isScalarType(inner)) return null;
+  if ((inner.name === 'String' || inner.name === 'ID') && (rest.type === 'string' || rest.type === undefined)) return 'string';
+  if ((inner.name === 'Int' || inner.name === 'Float') && (rest.type === 'integer' || rest.type === 'number')) return 'number';
   return null;
 }
 
-export function graphqlStringLimits(doc: Json, routes: readonly TwinRoute[], schema: GraphQLSchema): Record<string, StringLimit[]> {
+/** The rules of `kind` a schema states, its `allOf` parts' included, or null when it states none. */
+function checksOf(schema: Schema | undefined, kind: Kind, deref: Deref, graphqlFloat: boolean): Json | null {
+  const own = deref(schema) as Json | undefined;
+  if (!own) return null;
+  const out: Json = {};
+  for (const keyword of KEYWORDS[kind]) {
+    if (own[keyword] === undefined) continue;
+    if (keyword === 'format' && !STRING_FORMATS.has(String(own.format))) continue;
+    out[keyword] = keyword === 'enum' ? (own.enum as unknown[]).filter((m) => m !== null) : own[keyword];
+  }
+  // A Float standing for a REST integer: the REST validator refuses 1.5, GraphQL's Float takes it.
+  if (graphqlFloat && own.type === 'integer') out.type = 'integer';
+  const parts = ((own.allOf as Schema[] | undefined) ?? []).map((part) => checksOf(part, kind, deref, graphqlFloat)).filter((part): part is Json => part !== null);
+  if (parts.length > 0) out.allOf = parts;
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+/** One GraphQL argument or input field that stands for a REST parameter or body property. */
+export interface TwinArgument {
+  /** Argument path from the field's arguments (`input`, `name`); `*` is every item of a list. */
+  path: string[];
+  /** Its GraphQL type, as declared (nullability included). */
+  type: GraphQLInputType;
+  /** The REST schema it stands for, as written (`$ref`s unresolved). */
+  rest: Schema;
+  /** The REST field's path under its location (`name`, `items.*.kind`). */
+  restPath: string[];
+  where: 'body' | 'query' | 'params';
+}
+
+/**
+ * Every argument and input field of `route`'s GraphQL twin that stands for a REST field, nested
+ * input objects and list items included, in the order of the GraphQL declarations (a parent
+ * before its fields). The bindings' own mapping (camelCase ↔ snake_case), read by the argument
+ * checks here and by the GraphQL boundary test (test/contract/graphql-boundaries.ts).
+ */
+export function twinArguments(doc: Json, route: TwinRoute, schema: GraphQLSchema): TwinArgument[] {
   const deref = resolver(doc);
   const paths = doc.paths as Record<string, Record<string, Operation | undefined>>;
-  const out: Record<string, StringLimit[]> = {};
+  if (!route.graphql) return [];
+  const operation = paths[route.path.replace(/^\/v1/, '')]?.[route.method];
+  const [typeName, fieldName] = route.graphql.split('.') as [string, string];
+  const root = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
+  const field = root?.getFields()[fieldName];
+  if (!operation || !field) return [];
+  const parameters = (operation.parameters ?? []).map((p) => deref(p)).filter((p): p is Parameter => Boolean(p?.name));
+  const parameter = (name: string) => parameters.find((p) => (p.in === 'path' || p.in === 'query') && (p.name === snake(name) || p.name === name));
+  const body = deref(deref(operation.requestBody)?.content?.['application/json']?.schema);
+  const out: TwinArgument[] = [];
 
-  for (const route of routes) {
-    if (!route.graphql) continue;
-    const operation = paths[route.path.replace(/^\/v1/, '')]?.[route.method];
-    const [typeName, fieldName] = route.graphql.split('.') as [string, string];
-    const root = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
-    const field = root?.getFields()[fieldName];
-    if (!operation || !field) continue;
-    const parameters = (operation.parameters ?? []).map((p) => deref(p)).filter((p): p is Parameter => Boolean(p?.name));
-    const parameter = (name: string) => parameters.find((p) => (p.in === 'path' || p.in === 'query') && (p.name === snake(name) || p.name === name));
-    const body = deref(deref(operation.requestBody)?.content?.['application/json']?.schema);
-    const limits: StringLimit[] = [];
-
-    /** Walks a GraphQL input type against the REST schema it stands for. */
-    const walk = (type: GraphQLInputType, rest: Schema | undefined, path: string[], restPath: string[], where: 'body' | 'query' | 'params') => {
-      const own = deref(rest);
-      if (!own) return;
-      const nullable = getNullableType(type);
-      if (isListType(nullable)) {
-        walk(nullable.ofType as GraphQLInputType, own.items, [...path, '*'], [...restPath, '*'], where);
-        return;
-      }
-      if (isScalarType(nullable)) {
-        if (nullable.name !== 'String') return;
-        const found = maxLengthOf(own, deref);
-        if (found) limits.push({ path, maxLength: found.maxLength, ...refusal(found.schema, found.maxLength, restPath, where) });
-        return;
-      }
-      if (isInputObjectType(nullable)) {
-        for (const [name, inner] of Object.entries(nullable.getFields())) {
-          const property = own.properties?.[snake(name)] ?? own.properties?.[name];
-          const key = own.properties?.[snake(name)] ? snake(name) : name;
-          if (property) walk(inner.type, property, [...path, name], [...restPath, key], where);
-        }
-      }
-    };
-
-    for (const arg of field.args) {
-      const named = getNamedType(arg.type);
-      const asParameter = parameter(arg.name);
-      const asProperty = body?.properties?.[snake(arg.name)] ?? body?.properties?.[arg.name];
-      const propertyKey = body?.properties?.[snake(arg.name)] ? snake(arg.name) : arg.name;
-      if (asParameter && !isInputObjectType(named)) {
-        walk(arg.type, asParameter.schema, [arg.name], [asParameter.name!], asParameter.in === 'path' ? 'params' : 'query');
-      } else if (asProperty && (!isInputObjectType(named) || deref(asProperty)?.type === 'object' || deref(asProperty)?.properties)) {
-        walk(arg.type, asProperty, [arg.name], [propertyKey], 'body');
-      } else if (isInputObjectType(named) && body) {
-        // The input is the body itself, field by field.
-        for (const [name, inner] of Object.entries(named.getFields())) {
-          const key = body.properties?.[snake(name)] ? snake(name) : name;
-          const property = body.properties?.[key];
-          if (property) walk(inner.type, property, [arg.name, name], [key], 'body');
-        }
-      } else if (isInputObjectType(named)) {
-        // A filter input of a body-less read: its fields are the query parameters.
-        for (const [name, inner] of Object.entries(named.getFields())) {
-          const p = parameter(name);
-          if (p) walk(inner.type, p.schema, [arg.name, name], [p.name!], p.in === 'path' ? 'params' : 'query');
-        }
+  /** Walks a GraphQL input type against the REST schema it stands for. */
+  const walk = (type: GraphQLInputType, rest: Schema | undefined, path: string[], restPath: string[], where: TwinArgument['where']) => {
+    const own = deref(rest);
+    if (!own || !rest) return;
+    out.push({ path, type, rest, restPath, where });
+    const nullable = getNullableType(type);
+    if (isListType(nullable)) {
+      walk(nullable.ofType as GraphQLInputType, own.items, [...path, '*'], [...restPath, '*'], where);
+      return;
+    }
+    if (isInputObjectType(nullable)) {
+      for (const [name, inner] of Object.entries(nullable.getFields())) {
+        const property = own.properties?.[snake(name)] ?? own.properties?.[name];
+        const key = own.properties?.[snake(name)] ? snake(name) : name;
+        if (property) walk(inner.type, property, [...path, name], [...restPath, key], where);
       }
     }
-    if (limits.length > 0) out[route.graphql] = limits;
+  };
+
+  for (const arg of field.args) {
+    const named = getNamedType(arg.type);
+    const asParameter = parameter(arg.name);
+    const asProperty = body?.properties?.[snake(arg.name)] ?? body?.properties?.[arg.name];
+    const propertyKey = body?.properties?.[snake(arg.name)] ? snake(arg.name) : arg.name;
+    if (asParameter && !isInputObjectType(named)) {
+      walk(arg.type, asParameter.schema, [arg.name], [asParameter.name!], asParameter.in === 'path' ? 'params' : 'query');
+    } else if (asProperty && (!isInputObjectType(named) || deref(asProperty)?.type === 'object' || deref(asProperty)?.properties)) {
+      walk(arg.type, asProperty, [arg.name], [propertyKey], 'body');
+    } else if (isInputObjectType(named) && body) {
+      // The input is the body itself, field by field.
+      for (const [name, inner] of Object.entries(named.getFields())) {
+        const key = body.properties?.[snake(name)] ? snake(name) : name;
+        const property = body.properties?.[key];
+        if (property) walk(inner.type, property, [arg.name, name], [key], 'body');
+      }
+    } else if (isInputObjectType(named)) {
+      // A filter input of a body-less read: its fields are the query parameters.
+      for (const [name, inner] of Object.entries(named.getFields())) {
+        const p = parameter(name);
+        if (p) walk(inner.type, p.schema, [arg.name, name], [p.name!], p.in === 'path' ? 'params' : 'query');
+      }
+    }
+  }
+  return out;
+}
+
+/** By `Query.field` / `Mutation.field`: the REST rules of every argument value that stands for a REST field. */
+export function graphqlArgumentRules(doc: Json, routes: readonly TwinRoute[], schema: GraphQLSchema): Record<string, ArgumentRule[]> {
+  const deref = resolver(doc);
+  const out: Record<string, ArgumentRule[]> = {};
+  for (const route of routes) {
+    const rules: ArgumentRule[] = [];
+    for (const { path, type, rest, restPath, where } of twinArguments(doc, route, schema)) {
+      const own = deref(rest)!;
+      const kind = kindOf(type, own);
+      const inner = getNullableType(type);
+      const checks = kind && checksOf(own, kind, deref, isScalarType(inner) && inner.name === 'Float');
+      if (!checks) continue;
+      const indexed = restPath.map((segment) => (segment === '*' ? '{index}' : segment));
+      // The validator names the field by its instance path (`/body/tags/0` → `body.tags.0`); declared words name it without location or positions.
+      const field = [where, ...indexed].join('.').replace(/\.\{index\}/g, '{index}');
+      const words = own['x-error-message'] ?? null;
+      const declaredField = own['x-error-details'] === false ? null : restPath.filter((segment) => segment !== '*').join('.');
+      rules.push({ path, checks, field, words, declaredField });
+    }
+    if (rules.length > 0) out[route.graphql!] = rules;
+  }
+  return out;
+}
+
+/** The rules of a REST body as a whole (which fields go together), with the argument values that make up that body. */
+export interface BodyRules {
+  /** Each argument value that is a member of the body: its argument path, its REST key, and its GraphQL enum names' REST values where they differ. */
+  members: { path: string[]; key: string; values?: Record<string, string> }[];
+  /** The members of the body schema's `allOf` that word their own refusal (`x-error-message`, `x-error-field`). */
+  rules: Json[];
+}
+
+/** By `Query.field` / `Mutation.field`: the REST twin's body-wide rules, where its body declares any. */
+export function graphqlBodyRules(doc: Json, routes: readonly TwinRoute[], schema: GraphQLSchema): Record<string, BodyRules> {
+  const deref = resolver(doc);
+  const paths = doc.paths as Record<string, Record<string, Operation | undefined>>;
+  const out: Record<string, BodyRules> = {};
+  for (const route of routes) {
+    const operation = paths[route.path.replace(/^\/v1/, '')]?.[route.method];
+    const body = deref(deref(operation?.requestBody)?.content?.['application/json']?.schema);
+    const rules = (body?.allOf ?? []).map((part) => deref(part) as Json | undefined).filter((part): part is Json => part?.['x-error-message'] !== undefined);
+    if (rules.length === 0) continue;
+    const members = twinArguments(doc, route, schema)
+      .filter((a) => a.where === 'body' && a.restPath.length === 1)
+      .map(({ path, type, rest, restPath }) => {
+        const inner = getNullableType(type);
+        const restMembers = (deref(rest)?.enum ?? []) as unknown[];
+        const values = isEnumType(inner)
+          ? Object.fromEntries(inner.getValues().flatMap((m) => {
+              const member = restMembers.find((r) => String(r).toUpperCase() === m.name.toUpperCase());
+              return member !== undefined && member !== m.name ? [[m.name, String(member)]] : [];
+            }))
+          : {};
+        return { path, key: restPath[0]!, ...(Object.keys(values).length > 0 ? { values } : {}) };
+      });
+    out[route.graphql!] = { members, rules };
   }
   return out;
 }
 
 /** generated/graphql-string-limits.ts */
 export function graphqlStringLimitsModule(doc: Json, routes: readonly TwinRoute[], schema: GraphQLSchema): string {
-  const limits = graphqlStringLimits(doc, routes, schema);
-  const sorted = Object.fromEntries(Object.keys(limits).sort().map((key) => [key, limits[key]]));
+  const rules = graphqlArgumentRules(doc, routes, schema);
+  const sorted = Object.fromEntries(Object.keys(rules).sort().map((key) => [key, rules[key]]));
+  const bodyRules = graphqlBodyRules(doc, routes, schema);
+  const bodies = Object.fromEntries(Object.keys(bodyRules).sort().map((key) => [key, bodyRules[key]]));
   return `${BANNER}
-/** One limited string argument: its argument path (\`*\` = every list item), its limit and the REST refusal. */
-export interface StringLimit {
+/** One checked argument value: its argument path (\`*\` = every list item), the REST twin's rules of it and the REST refusal's naming. */
+export interface ArgumentRule {
   readonly path: readonly string[];
-  readonly maxLength: number;
-  /** \`{index}\` stands for the list positions of a \`*\` path, \`{value}\` for the refused value. */
-  readonly message: string;
-  readonly field: { readonly field: string; readonly message: string } | null;
+  /** The REST schema's rules of the value (draft-04, as the REST validator reads them). */
+  readonly checks: Readonly<Record<string, unknown>>;
+  /** The field as the REST validator names it; \`{index}\` stands for list positions (\`.0\`). */
+  readonly field: string;
+  /** The schema's \`x-error-message\` (one, or one per keyword; \`{value}\` is the refused value), or null. */
+  readonly words: string | Readonly<Record<string, string>> | null;
+  /** The field declared words name in \`details.fields\`, or null when the refusal has no details. */
+  readonly declaredField: string | null;
 }
 
 /**
- * By \`Query.field\` / \`Mutation.field\`: the \`maxLength\` of the REST twin's parameter or body
- * property each string argument stands for (scripts/codegen/string-limits.ts), checked in order.
+ * By \`Query.field\` / \`Mutation.field\`: the rules of the REST twin's parameter or body property
+ * each argument value stands for (lengths, patterns, string formats, enums of strings, number
+ * bounds, list sizes; scripts/codegen/string-limits.ts), checked in order before execution.
  */
-export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]>> = ${JSON.stringify(sorted, null, 2)};
+export const graphqlArgumentRules: Readonly<Record<string, readonly ArgumentRule[]>> = ${JSON.stringify(sorted, null, 2)};
+
+/** A REST body's rules as a whole, with the argument values that make up that body. */
+export interface BodyRules {
+  readonly members: readonly { readonly path: readonly string[]; readonly key: string; readonly values?: Readonly<Record<string, string>> }[];
+  /** \`allOf\` members of the body schema with their own \`x-error-message\` and \`x-error-field\`. */
+  readonly rules: readonly Readonly<Record<string, unknown>>[];
+}
+
+/**
+ * By \`Query.field\` / \`Mutation.field\`: the rules of the REST twin's body as a whole (which fields
+ * go together), checked after the values' own rules, before execution.
+ */
+export const graphqlBodyRules: Readonly<Record<string, BodyRules>> = ${JSON.stringify(bodies, null, 2)};
 `;
 }

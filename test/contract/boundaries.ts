@@ -154,7 +154,7 @@ export function variantsOf(node: unknown, json: boolean): Variant[] {
  * The rules of a body as a whole (`allOf` of `anyOf`s: one of these fields is needed, or a value of
  * one field needs another), as one check; null when the body declares none.
  */
-function bodyRules(node: unknown): ((body: unknown) => boolean) | null {
+export function bodyRules(node: unknown): ((body: unknown) => boolean) | null {
   const schema = deref(node);
   if (!Array.isArray(schema?.allOf)) return null;
   const check = new Ajv({ strict: false }).compile({ allOf: schema.allOf });

@@ -292,7 +292,7 @@ describe.each(['fs', 'database'] as const)('sounds on the %s blob store', (backe
       const gqlList = await gql(t.url, 'query { sounds(limit: 2, search: "air") { totalCount userSoundCount maxSounds maxSoundFileSize usedStorageBytes sounds { id name sizeBytes durationMs contentType sourceExtensionName } } }', {}, { authorization: `Bearer ${user.accessToken}` });
       expect(gqlList.body.data!.sounds).toMatchObject({ totalCount: 2, userSoundCount: 3, maxSounds: 50, usedStorageBytes: 3 * TONE.length, sounds: [{ id: ids[2], name: 'airhorn remix', sizeBytes: TONE.length, durationMs: 500, contentType: 'audio/wav', sourceExtensionName: null }, { id: ids[0] }] });
       const bad = await gql(t.url, 'query { sounds(limit: 0) { totalCount } }', {}, { authorization: `Bearer ${user.accessToken}` });
-      expect(bad.body.errors?.[0]).toMatchObject({ message: 'limit must be >= 1 and <= 100', extensions: { code: 'VALIDATION_ERROR' } });
+      expect(bad.body.errors?.[0]).toMatchObject({ message: 'query.limit must be >= 1', extensions: { code: 'VALIDATION_ERROR' } });
     });
 
     test('read, update and delete on both protocols; another account sees Sound not found', async () => {

@@ -5,9 +5,10 @@
  * arguments are checked whole, keys and nesting depth included. An explicit null where the REST
  * twin's body schema refuses null means what the SDL says of a nullable input field: the same as
  * leaving it out (`nullsAsAbsent`, applied before the resolver runs); where REST takes null (it
- * clears a value), GraphQL's null does the same. A string longer than the `maxLength` of the
- * REST twin's field is refused with the REST validator's refusal, word for word
- * (generated/graphql-string-limits.ts), rather than reaching the database.
+ * clears a value), GraphQL's null does the same. A value that breaks a rule of the REST twin's
+ * field (length, pattern, string format, enum, number bounds, list size) or of its body as a whole
+ * (generated/graphql-string-limits.ts) is refused before the resolver runs, with the REST
+ * validator's refusal word for word, rather than reaching the service or the database.
  */
 import {
   getNamedType,
@@ -25,7 +26,10 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { graphqlStringLimits, type StringLimit } from '../../../generated/graphql-string-limits';
+import Ajv04 from 'ajv-draft-04';
+import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+import { graphqlArgumentRules, graphqlBodyRules, type ArgumentRule, type BodyRules } from '../../../generated/graphql-string-limits';
 import { openapiDocument } from '../../../generated/openapi-document';
 import { twins } from '../../../generated/parity';
 import { AppError } from '../../errors';
@@ -95,9 +99,6 @@ export function nullsAsAbsent(schema: GraphQLSchema, key: string, args: Record<s
   return out;
 }
 
-/** Ajv's `maxLength` counts code points (a surrogate pair is one character), as this does. */
-const longerThan = (value: string, max: number) => value.length > max && [...value].length > max;
-
 /** Every value at `path` under `value` (`*` = each list item), with the list positions it went through. */
 function* valuesAt(value: unknown, path: readonly string[], positions: number[] = []): Generator<{ value: unknown; positions: number[] }> {
   if (value === null || value === undefined) return;
@@ -113,17 +114,75 @@ function* valuesAt(value: unknown, path: readonly string[], positions: number[] 
   if (typeof value === 'object' && !Array.isArray(value)) yield* valuesAt((value as Record<string, unknown>)[head], tail, positions);
 }
 
-/** The first string of `values` over its REST twin's `maxLength`, refused as the REST validator refuses it. */
-function overLong(limits: readonly StringLimit[] | undefined, values: Record<string, unknown>): AppError | null {
-  for (const limit of limits ?? []) {
-    for (const { value, positions } of valuesAt(values, limit.path)) {
-      if (typeof value !== 'string' || !longerThan(value, limit.maxLength)) continue;
-      let index = 0;
-      const words = (text: string) => text.replace(/\{index\}/g, () => `.${positions[index++] ?? 0}`).replace('{value}', value);
-      const message = words(limit.message);
-      index = 0;
-      return limit.field ? AppError.validation(message, { fields: [{ field: words(limit.field.field), message: limit.field.message.replace('{value}', value) }] }) : AppError.validation(message);
+/**
+ * Checks in the REST validator's dialect (draft-04, ajv-formats' fast string formats), compiled
+ * once per rule: the same library reads the same rules, so GraphQL refuses what REST refuses.
+ */
+const ruleAjv = new Ajv04({ strict: false, validateSchema: false });
+addFormats(ruleAjv, { mode: 'fast' });
+const compiledRules = new WeakMap<ArgumentRule, ValidateFunction>();
+
+function checkOf(rule: ArgumentRule): ValidateFunction {
+  let check = compiledRules.get(rule);
+  if (!check) {
+    check = ruleAjv.compile(rule.checks);
+    compiledRules.set(rule, check);
+  }
+  return check;
+}
+
+/**
+ * The first value of `values` that breaks its REST twin's rules, refused as the REST validator
+ * refuses it: the validator's words naming the field (an enum's members spelled out), or the
+ * schema's declared words (src/http/spec-messages.ts), with the same details.
+ */
+function brokenRule(rules: readonly ArgumentRule[] | undefined, values: Record<string, unknown>): AppError | null {
+  for (const rule of rules ?? []) {
+    for (const { value, positions } of valuesAt(values, rule.path)) {
+      const check = checkOf(rule);
+      if (check(value)) continue;
+      const error = check.errors![0]!;
+      const params = error.params as { allowedValues?: unknown[]; pattern?: string };
+      const words = error.keyword === 'enum' && params.allowedValues ? `${error.message}: ${params.allowedValues.join(', ')}` : (error.message ?? 'is invalid');
+      // Declared words cover every rule but the type, unless a map names the keyword (as spec-messages.ts reads them).
+      const template = typeof rule.words === 'string' ? (error.keyword === 'type' ? undefined : rule.words) : (rule.words?.[`${error.keyword} ${params.pattern}`] ?? rule.words?.[error.keyword]);
+      if (template === undefined) {
+        let index = 0;
+        const field = rule.field.replace(/\{index\}/g, () => `.${positions[index++] ?? 0}`);
+        return AppError.validation(`${field} ${words}`, { fields: [{ field, message: words }] });
+      }
+      const message = template.replace('{value}', typeof value === 'string' ? value : JSON.stringify(value));
+      return rule.declaredField === null ? AppError.validation(message) : AppError.validation(message, { fields: [{ field: rule.declaredField, message }] });
     }
+  }
+  return null;
+}
+
+const compiledBodyRules = new WeakMap<object, ValidateFunction>();
+
+/**
+ * The first rule of the REST twin's body as a whole (which fields go together) that the argument
+ * values break, refused as the REST validator refuses it (spec-messages.ts): the rule's words,
+ * naming its `x-error-field`. The body is made of the values as REST would receive them: REST
+ * keys, REST enum values, explicit nulls already dropped where REST refuses null.
+ */
+function brokenBodyRule(body: BodyRules | undefined, values: Record<string, unknown>): AppError | null {
+  if (!body) return null;
+  const rest: Record<string, unknown> = {};
+  for (const member of body.members) {
+    // A null still here is one REST takes (it clears a value): a member of the body too.
+    const value = member.path.reduce<unknown>((acc, key) => (acc !== null && typeof acc === 'object' ? (acc as Record<string, unknown>)[key] : undefined), values);
+    if (value !== undefined) rest[member.key] = typeof value === 'string' ? (member.values?.[value] ?? value) : value;
+  }
+  for (const rule of body.rules) {
+    let check = compiledBodyRules.get(rule);
+    if (!check) {
+      check = ruleAjv.compile(rule);
+      compiledBodyRules.set(rule, check);
+    }
+    if (check(rest)) continue;
+    const message = String(rule['x-error-message']).replace('{value}', JSON.stringify(rest));
+    return rule['x-error-details'] === false ? AppError.validation(message) : AppError.validation(message, { fields: [{ field: String(rule['x-error-field'] ?? ''), message }] });
   }
   return null;
 }
@@ -198,7 +257,9 @@ export function invalidArgumentError(
     }
     const problem = inputProblem(values);
     if (problem) return inputProblemError(problem, node.name.value);
-    const found = key ? overLong(graphqlStringLimits[key], nullsAsAbsent(schema, key, values)) : null;
+    if (!key) continue;
+    const given = nullsAsAbsent(schema, key, values);
+    const found = brokenRule(graphqlArgumentRules[key], given) ?? brokenBodyRule(graphqlBodyRules[key], given);
     if (found) return found;
   }
   return null;
