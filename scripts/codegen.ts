@@ -31,7 +31,7 @@ import { readWs, wsDocumentModule, wsModules } from './codegen/ws';
 import { platformModules, readPlatforms } from './codegen/platforms';
 import { checkSpecAgreement, contractTests, parityModule } from './codegen/parity';
 import { publishedDocuments, publishedOpenapi } from './codegen/published';
-import { graphqlStringLimitsModule } from './codegen/string-limits';
+import { graphqlArgumentRulesModule } from './codegen/argument-rules';
 import { tablesModule } from './codegen/tables';
 import { REFERENCE_DIR, referenceFiles } from './codegen/references';
 import { sdkFiles } from './codegen-sdk';
@@ -73,7 +73,7 @@ async function build(): Promise<Map<string, string>> {
   files.set('generated/platform-validators.js', platformsOut.validators);
   files.set('generated/platform-validators.d.ts', platformsOut.declarations);
   files.set('generated/parity.ts', parityModule(routes, gates, schema));
-  files.set('generated/graphql-string-limits.ts', graphqlStringLimitsModule(openapi, routes, schema));
+  files.set('generated/graphql-argument-rules.ts', graphqlArgumentRulesModule(openapi, routes, schema));
   files.set('generated/tables.ts', await tablesModule());
   checkSpecAgreement(openapi, routes, schema, files.get('generated/tables.ts')!);
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));

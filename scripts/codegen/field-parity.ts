@@ -9,12 +9,12 @@
  *   - requests: every path and query parameter and every JSON body property has a GraphQL
  *     argument or input field, and every argument and input field a REST parameter or property
  *     (an input-object argument stands for the body property of its name, or else for the body
- *     itself or, for a body-less operation, the query parameters, as string-limits.ts maps them);
+ *     itself or, for a body-less operation, the query parameters, as argument-rules.ts maps them);
  *   - each matched pair agrees in type (string ↔ String / UUID / ID / enum, integer ↔ Int, number ↔
  *     Float, boolean ↔ Boolean, array ↔ list, object ↔ object type or JSON), in nullability (a
  *     required, non-nullable REST property ↔ a non-null GraphQL type) and, where both are enums,
  *     in their members. Limits, patterns and bounds are not compared: the GraphQL binding takes
- *     them from REST (generated/graphql-string-limits.ts).
+ *     them from REST (generated/graphql-argument-rules.ts).
  *
  * Names map snake_case (REST) ↔ camelCase (GraphQL). Shared parameters codegen adds to every
  * operation (`x-every-operation`, `x-every-change`: Idempotency-Key) and headers are not compared.

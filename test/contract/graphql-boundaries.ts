@@ -1,7 +1,7 @@
 /**
  * Boundary cases of GraphQL inputs, read from the REST twin's schema: for every Query and Mutation
  * field with arguments and a REST twin (generated/parity.ts), each argument and input field that
- * stands for a REST parameter or body property (scripts/codegen/string-limits.ts maps them, as
+ * stands for a REST parameter or body property (scripts/codegen/argument-rules.ts maps them, as
  * the GraphQL argument checks do) gets the REST boundary variants of that field
  * (test/contract/boundaries.ts: lengths, patterns, formats, enum members, number bounds, list
  * sizes), sent as variables, plus an explicit `null` wherever the SDL makes the field nullable
@@ -26,7 +26,7 @@ import {
 import { openapiDocument } from '../../generated/openapi-document';
 import { typeDefs } from '../../generated/graphql-schema';
 import { twins, type Twin } from '../../generated/parity';
-import { twinArguments, type Json, type TwinArgument } from '../../scripts/codegen/string-limits';
+import { twinArguments, type Json, type TwinArgument } from '../../scripts/codegen/argument-rules';
 import { bodyRules, boundaryCases, operationOf, sample, variantsOf, type BoundaryCase } from './boundaries';
 import { deref, graphqlOperationFor } from './harness';
 

@@ -7,7 +7,7 @@
  * leaving it out (`nullsAsAbsent`, applied before the resolver runs); where REST takes null (it
  * clears a value), GraphQL's null does the same. A value that breaks a rule of the REST twin's
  * field (length, pattern, string format, enum, number bounds, list size) or of its body as a whole
- * (generated/graphql-string-limits.ts) is refused before the resolver runs, with the REST
+ * (generated/graphql-argument-rules.ts) is refused before the resolver runs, with the REST
  * validator's refusal word for word, rather than reaching the service or the database.
  */
 import {
@@ -29,7 +29,7 @@ import {
 import Ajv04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
-import { graphqlArgumentRules, graphqlBodyRules, type ArgumentRule, type BodyRules } from '../../../generated/graphql-string-limits';
+import { graphqlArgumentRules, graphqlBodyRules, type ArgumentRule, type BodyRules } from '../../../generated/graphql-argument-rules';
 import { openapiDocument } from '../../../generated/openapi-document';
 import { twins } from '../../../generated/parity';
 import { AppError } from '../../errors';

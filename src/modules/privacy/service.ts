@@ -55,9 +55,9 @@ export interface UserTraces {
 export const subjectHash = (platform: string, platformUserId: string): string => createHash('sha256').update(`${platform}:${platformUserId}`).digest('hex');
 
 /**
- * A 1 to 200 character value, as the REST schema checks. GraphQL's shared argument check
- * (generated/graphql-string-limits.ts) refuses only the over-long ones, with this same message;
- * an empty string reaches here.
+ * A 1 to 200 character value, as the REST schema checks. Both bindings refuse other values
+ * before this runs (GraphQL by its REST twin's rules, generated/graphql-argument-rules.ts); this
+ * holds the domain to it for any other caller.
  */
 function bounded(value: string | null | undefined, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;

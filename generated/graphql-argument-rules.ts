@@ -17,7 +17,7 @@ export interface ArgumentRule {
 /**
  * By `Query.field` / `Mutation.field`: the rules of the REST twin's parameter or body property
  * each argument value stands for (lengths, patterns, string formats, enums of strings, number
- * bounds, list sizes; scripts/codegen/string-limits.ts), checked in order before execution.
+ * bounds, list sizes; scripts/codegen/argument-rules.ts), checked in order before execution.
  */
 export const graphqlArgumentRules: Readonly<Record<string, readonly ArgumentRule[]>> = {
   "Mutation.acceptAccountInvite": [

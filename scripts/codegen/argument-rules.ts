@@ -4,7 +4,7 @@
  * string format, the enum of a `String`, number bounds, "integer" for a `Float`, list sizes) and
  * the body's rules as a whole (`allOf` members with their own `x-error-message`), with what the
  * REST refusal says (src/http/validator.ts, reworded by src/http/spec-messages.ts where the
- * schema declares its words): written to generated/graphql-string-limits.ts and enforced before
+ * schema declares its words): written to generated/graphql-argument-rules.ts and enforced before
  * execution by the GraphQL binding (src/http/graphql/arguments.ts), so a value REST refuses gets
  * the same code, message and details on both protocols instead of the service's words, or a
  * database error, on one of them. A GraphQL enum, UUID, Boolean or non-null type checks itself.
@@ -273,8 +273,8 @@ export function graphqlBodyRules(doc: Json, routes: readonly TwinRoute[], schema
   return out;
 }
 
-/** generated/graphql-string-limits.ts */
-export function graphqlStringLimitsModule(doc: Json, routes: readonly TwinRoute[], schema: GraphQLSchema): string {
+/** generated/graphql-argument-rules.ts */
+export function graphqlArgumentRulesModule(doc: Json, routes: readonly TwinRoute[], schema: GraphQLSchema): string {
   const rules = graphqlArgumentRules(doc, routes, schema);
   const sorted = Object.fromEntries(Object.keys(rules).sort().map((key) => [key, rules[key]]));
   const bodyRules = graphqlBodyRules(doc, routes, schema);
@@ -296,7 +296,7 @@ export interface ArgumentRule {
 /**
  * By \`Query.field\` / \`Mutation.field\`: the rules of the REST twin's parameter or body property
  * each argument value stands for (lengths, patterns, string formats, enums of strings, number
- * bounds, list sizes; scripts/codegen/string-limits.ts), checked in order before execution.
+ * bounds, list sizes; scripts/codegen/argument-rules.ts), checked in order before execution.
  */
 export const graphqlArgumentRules: Readonly<Record<string, readonly ArgumentRule[]>> = ${JSON.stringify(sorted, null, 2)};
 

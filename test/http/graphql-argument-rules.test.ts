@@ -1,5 +1,5 @@
 /**
- * GraphQL string arguments carry their REST twin's `maxLength` (generated/graphql-string-limits.ts,
+ * GraphQL string arguments carry their REST twin's `maxLength` (generated/graphql-argument-rules.ts,
  * derived at codegen from spec/openapi/): an over-long value is refused before execution with
  * the REST validator's code, message and details, word for word, whether it comes as a variable or
  * inline, in an input object, a list item or a query argument; nothing is stored. The limit counts
