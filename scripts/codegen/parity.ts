@@ -44,18 +44,22 @@ ${checks.join('\n')}
 }
 
 export function parityModule(routes: Route[], gates: Record<string, Gate>, schema: GraphQLSchema): string {
+  const sources = specSources();
+  const moduleOf = (file: string) => /^spec\/(?:openapi|graphql)\/modules\/([^/.]+)/.exec(file)?.[1] ?? file;
   const twins = routes
     .filter((r) => r.graphql)
     .map((r) => {
       const field = gates[r.graphql!];
-      if (!field) fail(`${r.operationId}: x-graphql ${r.graphql} has no field in spec/graphql/`);
-      else if (!sameGate(r.gate, field)) {
+      if (!field) {
+        // The module's own GraphQL part, where the twin goes (the REST operation's part names the module).
+        const restFile = sources.pathFile(r.path);
+        const [rootType, name] = r.graphql!.split('.');
+        fail(`${restFile}: ${r.operationId} declares x-graphql ${r.graphql}, which spec/graphql/modules/${moduleOf(restFile)}.graphql does not define; add \`${name}\` to its \`extend type ${rootType}\` with the operation's @gate, or remove x-graphql`);
+      } else if (!sameGate(r.gate, field)) {
         fail(`${r.operationId}: REST gate ${JSON.stringify(r.gate)} differs from ${r.graphql} gate ${JSON.stringify(field)}`);
       }
       return { operationId: r.operationId, method: r.method, path: r.path, graphql: r.graphql!, gate: r.gate };
     });
-  const sources = specSources();
-  const moduleOf = (file: string) => /^spec\/(?:openapi|graphql)\/modules\/([^/.]+)/.exec(file)?.[1] ?? file;
   const operationModules = Object.fromEntries(routes.map((r) => [r.operationId, moduleOf(sources.pathFile(r.path))]));
   const fieldModules: Record<string, string> = {};
   for (const rootType of [schema.getQueryType(), schema.getMutationType()]) {

@@ -51,6 +51,16 @@ describe('codegen: REST/GraphQL field parity and spec/storage', () => {
     expect(result.output).toContain(`${GRAPHQL}: Overlay.version has type String in GraphQL but an integer in REST (REST Overlay.version in ${OPENAPI})`);
   });
 
+  test('fails when an operation names a GraphQL twin its module does not define, naming the file to add it to', async () => {
+    const dir = fresh();
+    edit(dir, OPENAPI, (s) => s.replace('      x-graphql: Mutation.createOverlay\n', '      x-graphql: Mutation.makeOverlay\n'));
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain(
+      `${OPENAPI}: createOverlay declares x-graphql Mutation.makeOverlay, which ${GRAPHQL} does not define; add \`makeOverlay\` to its \`extend type Mutation\` with the operation's @gate, or remove x-graphql`,
+    );
+  });
+
   test('fails when a stored field has no column, x-table names no table, or an exception excuses nothing', async () => {
     const dir = fresh();
     edit(dir, OPENAPI, (s) => restDescription(s).replace('    Widget:\n      x-table: widgets\n', '    Widget:\n      x-table: widget\n      x-graphql-omit: { colour: "not offered on GraphQL yet" }\n'));
