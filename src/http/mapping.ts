@@ -9,6 +9,7 @@
  * OpenAPI validator ran before).
  */
 import { openapiDocument } from '../../generated/openapi-document';
+import { routes, type OperationId } from '../../generated/rest';
 import { camelName, resolveRef } from '../infra/names';
 
 export type { Camelize } from '../infra/names';
@@ -31,6 +32,22 @@ type Schema = Record<string, unknown>;
 const OPAQUE: Shape = { kind: 'opaque' };
 
 const resolve = (node: unknown, doc: unknown): Schema | undefined => resolveRef(node, doc);
+
+const routeByOperation = new Map(routes.map((r) => [r.operationId, r]));
+
+/** The operation object of a route in the OpenAPI document (its path without the server's base). */
+export function documentOperation(operationId: OperationId): Schema {
+  const route = routeByOperation.get(operationId);
+  const base = ((openapiDocument as { servers?: { url: string }[] }).servers?.[0]?.url ?? '').replace(/\/$/, '');
+  const op = route ? (openapiDocument.paths as Record<string, Record<string, Schema>>)[route.path.slice(base.length)]?.[route.method] : undefined;
+  if (!op) throw new Error(`no OpenAPI operation for ${operationId}`);
+  return op;
+}
+
+/** The JSON schema of a request body or response (`content['application/json'].schema`), refs resolved to it. */
+export function jsonSchemaOf(node: unknown): unknown {
+  return (resolve(node, openapiDocument)?.content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
+}
 
 /**
  * The shape of a schema of the OpenAPI document (refs resolved, allOf merged). Shapes of named

@@ -23,7 +23,7 @@ import { isKept, keptRendering } from '../infra/kept';
 import type { Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
 import { Reply, collection, fillSelf, single, wholeCollection } from './envelope';
-import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
+import { camelKeys, documentOperation, jsonSchemaOf, shapeOf, toDomain, toWire, type Shape } from './mapping';
 import type { ResolvedOperation } from './operations';
 import { pageFor } from './paging';
 import { header, prepareJson, prepareJsonText, preparedBytes, preparedText, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest, type PreparedJson } from './request';
@@ -60,23 +60,13 @@ function resolve(node: unknown): Schema | undefined {
   return current;
 }
 
-/** The operation object of a route in the OpenAPI document. */
-function documentOperation(route: RouteSpec): Schema {
-  const base = ((openapiDocument as { servers?: { url: string }[] }).servers?.[0]?.url ?? '').replace(/\/$/, '');
-  const paths = openapiDocument.paths as Record<string, Record<string, Schema>>;
-  const op = paths[route.path.slice(base.length)]?.[route.method];
-  if (!op) throw new Error(`no OpenAPI operation for ${route.operationId}`);
-  return op;
-}
-
 /** Shapes of the request body and of each status's domain value (the part the envelope wraps). */
 function shapesOf(route: RouteSpec): { body: Shape | null; results: Map<number, Shape | null> } {
-  const op = documentOperation(route);
-  const json = (node: unknown) => (resolve(node)?.content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
-  const requestSchema = json(op.requestBody);
+  const op = documentOperation(route.operationId);
+  const requestSchema = jsonSchemaOf(op.requestBody);
   const results = new Map<number, Shape | null>();
   for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, unknown>)) {
-    const schema = json(response);
+    const schema = jsonSchemaOf(response);
     if (schema === undefined || route.envelope.kind === 'raw') {
       results.set(Number(status), null);
       continue;

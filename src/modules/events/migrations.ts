@@ -238,11 +238,10 @@ const memberSql = (v: string) =>
 /**
  * SQL writing the jsonb object `v` as `api_json` does (`alias` names its members' row): members
  * joined without spaces, array-index keys (canonical integers up to 2^32 - 2) first, ascending,
- * then the others in jsonb's order, as an object JSON.parse made enumerates them. The events
- * page inlines it for each event's `raw` (repo.ts), which saves a function call per event;
- * `api_json` is made from the same text.
+ * then the others in jsonb's order, as an object JSON.parse made enumerates them. `api_json` is
+ * made from this text.
  */
-export function apiJsonObjectSql(v: string, alias: string): string {
+function apiJsonObjectSql(v: string, alias: string): string {
   const index = `case when ${alias}.key ~ '^(0|[1-9][0-9]{0,9})$' then case when ${alias}.key::bigint <= 4294967294 then ${alias}.key::bigint end end`;
   return `'{' || coalesce((select string_agg(to_json(${alias}.key)::text || ':' || ${memberSql(`${alias}.value`)}, ',' order by ${index} nulls last, ${alias}.n) from jsonb_each(${v}) with ordinality ${alias}(key, value, n)), '') || '}'`;
 }
@@ -256,13 +255,13 @@ export function apiJsonObjectSql(v: string, alias: string): string {
 const NOT_FLAT = `'.[[{]|"[0-9]+": |: -{0,1}([0-9.]{16}|0\\.000000)|\\.[0-9]*0[,}]'`;
 
 /**
- * SQL writing the jsonb value `v` as `api_json(v)` does, for the events page's `raw` (repo.ts):
- * a small flat object whose keys and numbers JavaScript writes as jsonb does (most events: a few
- * names, ids and counts) is joined member by member in the statement, a quarter of what the
+ * SQL writing the jsonb value `v` as `api_json(v)` does, for the trigger that writes each event's
+ * `raw_text`: a small flat object whose keys and numbers JavaScript writes as jsonb does (most
+ * events: a few names, ids and counts) is joined member by member, a quarter of what the
  * function's walk costs; any other value goes to `api_json`. (The test of the text is skipped for
  * large values, whose scan would cost more than it saves.)
  */
-export function apiJsonSql(v: string, alias: string): string {
+function apiJsonSql(v: string, alias: string): string {
   const flat = `(select '{' || coalesce(string_agg(to_json(${alias}.key)::text || ':' || ${alias}.value::text, ',' order by ${alias}.n), '') || '}' from jsonb_each(${v}) with ordinality ${alias}(key, value, n))`;
   return `case when jsonb_typeof(${v}) = 'object' and pg_column_size(${v}) <= 2048 and ${v}::text !~ ${NOT_FLAT} then ${flat} else api_json(${v}) end`;
 }

@@ -23,11 +23,9 @@ export type AccessEntry = Camelize<Schemas['WidgetAccessEntry']>;
 export type ResourceColumns<T extends ResourceTable> = { [K in keyof ResourceBodies[T]]?: Stored<ResourceBodies[T][K]> | null };
 type Stored<V> = V extends object ? string : V;
 /** The members of a table's create and update bodies but `version` (update takes it apart). */
-export type ResourceBodies = { [T in ResourceTable]: Omit<Members<Body<Writes[T]>>, 'version'> };
-interface Writes {
-  overlays: 'createOverlay' | 'updateOverlay';
-  widgets: 'createWidget' | 'updateWidget';
-}
+export type ResourceBodies = { [T in ResourceTable]: Omit<Members<Body<(typeof RESOURCE_WRITES)[T][number]>>, 'version'> };
+/** The operations that write each table's resource: their request bodies are what a write may carry. */
+export const RESOURCE_WRITES = { overlays: ['createOverlay', 'updateOverlay'], widgets: ['createWidget', 'updateWidget'] } as const satisfies Record<ResourceTable, readonly (keyof operations)[]>;
 type Body<O extends keyof operations> = operations[O] extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
 /** The members of either body (a union of the create and the update body), each with its type. */
 type Members<B> = { [K in B extends unknown ? keyof B & string : never]: B extends unknown ? (K extends keyof B ? Exclude<B[K], undefined> : never) : never };

@@ -17,20 +17,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
+import type { OperationId } from '../../../generated/rest';
 import { openapiDocument } from '../../../generated/openapi-document';
 import { hasPermission, type AuthContext } from '../../auth/context';
 import type { ResourceGrantChecker } from '../../auth/gates';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
-import { shapeOf, toWire, type Camelize } from '../../http/mapping';
+import { documentOperation, jsonSchemaOf, shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
 import { jsonTextWithin } from '../../infra/json-bytes';
 import { camelName, resolveRef, type CamelCase } from '../../infra/names';
 import type { ModuleApis } from '../contract';
 import { overlayMessages } from './errors';
-import { RESOURCE_SCHEMAS, type AccessEntry, type OverlaysRepo, type ResourceBodies, type ResourceColumns, type ResourceOf, type ResourceTable, type Widget } from './repo';
+import { RESOURCE_SCHEMAS, RESOURCE_WRITES, type AccessEntry, type OverlaysRepo, type ResourceBodies, type ResourceColumns, type ResourceOf, type ResourceTable, type Widget } from './repo';
 import { UUID_RE } from '../../infra/ids';
 
 export type { Overlay, ResourceOf, ResourceTable, Widget } from './repo';
@@ -60,24 +61,20 @@ const invalid = (field: string, message: string) => AppError.validation(message,
  * apart), by domain name: their column, and whether null may be written (read from the OpenAPI
  * bodies, so a member a body does not declare is never written, whatever a caller sends).
  */
-function writableMembers(operationIds: readonly string[]): ReadonlyMap<string, { column: string; nullable: boolean }> {
+function writableMembers(operationIds: readonly OperationId[]): ReadonlyMap<string, { column: string; nullable: boolean }> {
   const members = new Map<string, { column: string; nullable: boolean }>();
-  for (const item of Object.values(openapiDocument.paths as Record<string, Record<string, { operationId?: string; requestBody?: unknown }>>)) {
-    for (const operation of Object.values(item)) {
-      if (!operation?.operationId || !operationIds.includes(operation.operationId)) continue;
-      const content = resolveRef(operation.requestBody, openapiDocument)?.content as Record<string, { schema?: unknown }> | undefined;
-      const properties = resolveRef(content?.['application/json']?.schema, openapiDocument)?.properties;
-      if (!properties || typeof properties !== 'object') throw new Error(`overlays: ${operation.operationId} has no JSON body members in the OpenAPI document`);
-      for (const [column, node] of Object.entries(properties)) {
-        if (column === 'version') continue;
-        const nullable = resolveRef(node, openapiDocument)?.nullable === true || members.get(camelName(column))?.nullable === true;
-        members.set(camelName(column), { column, nullable });
-      }
+  for (const operationId of operationIds) {
+    const properties = resolveRef(jsonSchemaOf(documentOperation(operationId).requestBody), openapiDocument)?.properties;
+    if (!properties || typeof properties !== 'object') throw new Error(`overlays: ${operationId} has no JSON body members in the OpenAPI document`);
+    for (const [column, node] of Object.entries(properties)) {
+      if (column === 'version') continue;
+      const nullable = resolveRef(node, openapiDocument)?.nullable === true || members.get(camelName(column))?.nullable === true;
+      members.set(camelName(column), { column, nullable });
     }
   }
   return members;
 }
-const membersOf = { overlays: writableMembers(['createOverlay', 'updateOverlay']), widgets: writableMembers(['createWidget', 'updateWidget']) };
+const membersOf = { overlays: writableMembers(RESOURCE_WRITES.overlays), widgets: writableMembers(RESOURCE_WRITES.widgets) };
 
 /**
  * The checked columns of a create or update (GraphQL reaches here unchecked; REST was checked
