@@ -19,7 +19,8 @@
  * JSON file (BENCH_OUT, default bench-results/<storage>-<time>.json) so runs can be compared.
  * BENCH_CPU_PROF=<dir> runs the service under `node --cpu-prof` and leaves the profile there (the
  * Fastify peer's in <dir>/peer, to compare the two); BENCH_HEAP_PROF=<dir> does the same with
- * `--heap-prof` (sampled allocations, by the function that made them).
+ * `--heap-prof` (sampled allocations, by the function that made them); BENCH_NODE_FLAGS adds
+ * Node flags to both measured processes (`--trace-gc`: the service's in its log).
  * Everything listens on 127.0.0.1; every run is bounded in count and in time.
  */
 import { randomBytes } from 'node:crypto';
@@ -152,6 +153,7 @@ async function main(): Promise<void> {
   const profiling = (dir: string): string[] => [
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, dir)}`] : []),
     ...(heapProfileDir ? ['--heap-prof', `--heap-prof-dir=${path.join(heapProfileDir, dir)}`] : []),
+    ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : []),
   ];
   const serviceEnv = {
     PORT: String(port),

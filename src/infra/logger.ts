@@ -6,6 +6,10 @@
  * have gathered (under sonic-boom's 16 KiB write) or 250 ms have passed, and synchronously when the
  * process exits. A line per request written on its own cost more than the rest of a
  * `GET /v1/health` (docs/guides/performance.md); at 4 KiB, the writes were still 2-3 % of a cold page's CPU.
+ * The destination gathers each line as its UTF-8 bytes (sonic-boom's buffer mode): in its text mode
+ * it appends each line to one growing string and measures that string's UTF-8 length again on
+ * every line, which copies the whole gathered text once a line (3.5 µs and about 6 KiB of heap per
+ * line at 12 KiB, against 1.6 µs and none in buffer mode).
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 
@@ -19,7 +23,9 @@ let stdout: (DestinationStream & { flush(): void; flushSync(): void }) | null = 
 
 function standardOutput(): DestinationStream {
   if (stdout) return stdout;
-  const destination = pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES });
+  const bytes = pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES, contentMode: 'buffer' });
+  // pino writes each line as a string; buffer mode takes bytes (sonic-boom's types know only text).
+  const destination = { write: (line: string) => bytes.write(Buffer.from(line) as unknown as string), flush: () => bytes.flush(), flushSync: () => bytes.flushSync() };
   stdout = destination;
   setInterval(() => destination.flush(), FLUSH_EVERY_MS).unref();
   process.once('exit', () => {
