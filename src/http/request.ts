@@ -8,6 +8,7 @@
  * The writers answer as Express's `res.json`/`res.send` do: the same Content-Type with its charset,
  * Content-Length, a weak ETag and 304 for a fresh conditional GET, no body for HEAD, 204 or 304.
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serialize as serializeCookie, type CookieSerializeOptions as SerializeOptions } from 'cookie';
 import createETag from 'etag';
@@ -76,14 +77,38 @@ function isFresh(req: IncomingMessage, res: ServerResponse): boolean {
 }
 
 /**
- * Sends a string or bytes with the headers Express's `res.send` would set. A string is written as
- * it is (as Express writes it): its UTF-8 bytes, length and ETag are those of `Buffer.from(body)`,
- * without copying it into a buffer first (a page's copy per answer).
+ * A body given as text in parts (a spliced page: the envelope's head, the page's text as the
+ * database sent it, the envelope's tail), written without joining them: joining copies the page
+ * once for the ETag's hash and Node copies it again to put its headers in front of a string body.
  */
-export function sendBody(req: IncomingMessage, res: ServerResponse, status: number, body: string | Buffer, contentType: string, etag?: string): void {
+export type TextParts = readonly string[];
+
+const byteLength = (body: string | Buffer | TextParts): number =>
+  typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : Buffer.isBuffer(body) ? body.length : body.reduce((sum, part) => sum + Buffer.byteLength(part, 'utf8'), 0);
+
+/**
+ * The weak ETag of text in parts: the `etag` package's tag of the joined text (its length in hex
+ * and the first 27 characters of its SHA-1 in base64; test/http/request.test.ts holds them
+ * equal), hashed part by part.
+ */
+function partsETag(parts: TextParts): string {
+  const length = byteLength(parts);
+  if (length === 0) return createETag('', { weak: true });
+  const hash = createHash('sha1');
+  for (const part of parts) hash.update(part, 'utf8');
+  return `W/"${length.toString(16)}-${hash.digest('base64').substring(0, 27)}"`;
+}
+
+/**
+ * Sends a string, bytes or text in parts with the headers Express's `res.send` would set. Text is
+ * written as it is (as Express writes a string): its UTF-8 bytes, length and ETag are those of
+ * `Buffer.from(body)`, without copying it into a buffer first (a page's copy per answer); parts go
+ * out corked, in one write with the headers.
+ */
+export function sendBody(req: IncomingMessage, res: ServerResponse, status: number, body: string | Buffer | TextParts, contentType: string, etag?: string): void {
   res.statusCode = status;
   if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', contentType);
-  if (!res.hasHeader('ETag')) res.setHeader('ETag', etag ?? createETag(body, { weak: true }));
+  if (!res.hasHeader('ETag')) res.setHeader('ETag', etag ?? (typeof body === 'string' || Buffer.isBuffer(body) ? createETag(body, { weak: true }) : partsETag(body)));
   if (isFresh(req, res)) res.statusCode = 304;
   if (res.statusCode === 204 || res.statusCode === 304) {
     res.removeHeader('Content-Type');
@@ -92,9 +117,15 @@ export function sendBody(req: IncomingMessage, res: ServerResponse, status: numb
     res.end();
     return;
   }
-  res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length);
+  res.setHeader('Content-Length', byteLength(body));
   if (req.method === 'HEAD') res.end();
-  else res.end(body);
+  else if (typeof body === 'string' || Buffer.isBuffer(body)) res.end(body);
+  else {
+    // `end` uncorks: the headers and every part leave in one write.
+    res.cork();
+    for (const part of body) res.write(part);
+    res.end();
+  }
 }
 
 /** `res.status(status).json(value)`. */
@@ -104,28 +135,30 @@ export function sendJson(req: IncomingMessage, res: ServerResponse, status: numb
 
 /**
  * A JSON body serialised once, with its ETag: bytes for answers that repeat (rest.ts, kept
- * results), encoded once and written as they are; the text itself for a body written once (a
- * spliced page), which Node writes with its headers in one piece, never copied into bytes first.
+ * results), encoded once and written as they are; text for a body written once, which Node
+ * writes with its headers in one piece, never copied into bytes first (a spliced page comes as
+ * text in parts, `TextParts`).
  */
 export interface PreparedJson {
-  readonly chunk: Buffer | string;
+  readonly chunk: Buffer | string | TextParts;
   readonly etag: string;
 }
 
-/** A prepared body as bytes: what a kept rendering holds, encoded once for all its answers. */
-export const preparedBytes = (prepared: PreparedJson): PreparedJson => (typeof prepared.chunk === 'string' ? { chunk: Buffer.from(prepared.chunk, 'utf8'), etag: prepared.etag } : prepared);
-
 /** A prepared body's JSON text. */
-export const preparedText = (prepared: PreparedJson): string => (typeof prepared.chunk === 'string' ? prepared.chunk : prepared.chunk.toString('utf8'));
+export const preparedText = (prepared: PreparedJson): string =>
+  typeof prepared.chunk === 'string' ? prepared.chunk : Buffer.isBuffer(prepared.chunk) ? prepared.chunk.toString('utf8') : prepared.chunk.join('');
+
+/** A prepared body as bytes: what a kept rendering holds, encoded once for all its answers. */
+export const preparedBytes = (prepared: PreparedJson): PreparedJson => (Buffer.isBuffer(prepared.chunk) ? prepared : { chunk: Buffer.from(preparedText(prepared), 'utf8'), etag: prepared.etag });
 
 export function prepareJson(value: unknown): PreparedJson {
   const chunk = Buffer.from(JSON.stringify(value), 'utf8');
   return { chunk, etag: createETag(chunk, { weak: true }) };
 }
 
-/** A body that is JSON text already (a spliced answer, rest.ts `spliceCollection`): its ETag is that of its UTF-8 bytes, as `prepareJson`'s. */
-export function prepareJsonText(text: string): PreparedJson {
-  return { chunk: text, etag: createETag(text, { weak: true }) };
+/** A body that is JSON text already, in parts (a spliced answer, rest.ts `spliceCollection`): its ETag is that of its UTF-8 bytes, as `prepareJson`'s. */
+export function prepareJsonText(parts: TextParts): PreparedJson {
+  return { chunk: parts, etag: partsETag(parts) };
 }
 
 /** sendJson for a prepared body: the same bytes and headers, without serialising or hashing again. */

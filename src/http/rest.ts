@@ -141,7 +141,7 @@ export type RestBindings<K extends OperationId, J extends K> = {
 export function spliceCollection(page: JsonTextPage, self: string): PreparedJson {
   const envelope = collection({ ...page, items: [] }, self);
   const around = JSON.stringify({ ...envelope, data: undefined });
-  return prepareJsonText(`{"data":${page.items.text}${around.length > 2 ? `,${around.slice(1)}` : '}'}`);
+  return prepareJsonText(['{"data":', page.items.text, around.length > 2 ? `,${around.slice(1)}` : '}']);
 }
 
 /**
