@@ -677,7 +677,9 @@ async function millionEvents(
         referenceValue: null,
         ratio: null,
         target: v.reportOnly ? null : '<= 100 ms, page on an index',
-        ok: indexed && result.requests === DISTINCT && (v.reportOnly || result.p90Ms <= 100) && result.non2xx === 0 && result.errors === 0,
+        // A reported variant has no target: its requests take seconds each, and as many as the
+        // run's time bound lets through are its figure (printed with their count).
+        ok: indexed && (v.reportOnly ? result.requests > 0 : result.requests === DISTINCT && result.p90Ms <= 100) && result.non2xx === 0 && result.errors === 0,
         detail: { p50_ms: result.p50Ms, p99_ms: result.p99Ms, requests: result.requests, seed_seconds: round(seeded, 1), plan_page: plan },
       });
     }
