@@ -7,6 +7,8 @@
  * request URL or operation; a URL the validator refuses stays refused; conditional requests still
  * get 304.
  */
+import { ANONYMOUS } from '../../src/auth/context';
+import { isKept } from '../../src/infra/kept';
 import { useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
@@ -71,6 +73,16 @@ describe('a kept page answers the same bytes until it changes', () => {
     const theirs = JSON.parse((await raw('/events?limit=2', other.accessToken)).text);
     expect(mine._meta.total).toBeGreaterThan(0);
     expect(theirs).toMatchObject({ data: [], _meta: { total: 0 } });
+  });
+
+  test('the member list is kept in its domain form, so its rendering is kept with it', async () => {
+    const ctx = { ...ANONYMOUS, kind: 'jwt' as const, userId: owner.userId, accountId: owner.accountId };
+    const first = await t.app.modules.accounts.members(ctx);
+    expect(first.length).toBeGreaterThan(0);
+    // A kept value is frozen all the way down: a Date among its members would have kept it unmarked.
+    expect(isKept(first)).toBe(true);
+    expect(await t.app.modules.accounts.members(ctx)).toBe(first);
+    expect(typeof first[0]!.joinedAt).toBe('string');
   });
 
   test('the member list follows a new member', async () => {

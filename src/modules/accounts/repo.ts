@@ -42,7 +42,7 @@ const roleOf = schemaRows('AccountRole', {
   },
 });
 
-/** One member row (as `members`, a hot read, keeps it) to its domain value; the owner is told in SQL. */
+/** One member row to its domain value (`members` keeps the mapped list); the owner is told in SQL. */
 export const memberOf = schemaRows('AccountMember', {
   from: { user_id: 'm.user_id', display_name: 'u.display_name', email: 'u.email', avatar_url: 'u.avatar_url', role_id: 'm.role_id', role: 'r.name', is_owner: '(a.owner_id = m.user_id)', joined_at: 'm.joined_at' },
 });
@@ -177,9 +177,15 @@ export function createAccountsRepo(knex: Knex) {
       return mapped(memberOf)(await memberColumns(db).where({ 'm.account_id': accountId, 'm.user_id': userId }).first());
     },
     /** accounts.members (a hot read: src/infra/db/hot-read.ts) */
+    /**
+     * The members in their domain form, kept so: a kept list holds no Date (its timestamps are the
+     * API's text), so the answer's rendering is kept with it and a repeated request is not mapped
+     * and serialised again (src/infra/kept.ts `keptRendering`).
+     */
     members: hotRead(
       knex,
-      (accountId: string): PromiseLike<MemberRow[]> => memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }]),
+      async (accountId: string): Promise<MemberRecord[]> =>
+        ((await memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }])) as MemberRow[]).map((row) => memberOf.map(row)),
       (accountId: string) => accountId,
       () => ACCESS_GUARD,
     ),

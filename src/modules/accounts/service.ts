@@ -14,7 +14,7 @@ import { AppError } from '../../errors';
 import type { ModuleApis } from '../contract';
 import type { LoginConnection } from '../connections';
 import { accountMessages } from './errors';
-import { memberOf, type AccountRecord, type AccountsRepo } from './repo';
+import { type AccountRecord, type AccountsRepo } from './repo';
 import type { Account, AccountInvite, AccountMember, AccountRole, Me, User } from './types';
 import { UUID_RE } from '../../infra/ids';
 
@@ -324,7 +324,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async members(ctx: AuthContext): Promise<AccountMember[]> {
-      return (await repo.members(requireAccountId(ctx))).map((row) => memberOf.map(row));
+      return repo.members(requireAccountId(ctx));
     },
 
     async updateMember(ctx: AuthContext, userId: string, roleId: string): Promise<AccountMember> {
