@@ -1,11 +1,10 @@
 /**
  * Repeated requests, as a dashboard polls them, with response validation off (as in production):
- * the bytes rendered once for a kept answer (src/http/rest.ts), the GraphQL text written once for
- * an operation whose root fields resolved to kept answers (src/http/graphql/endpoint.ts) and the
- * validator's verdict kept for a URL it passed (src/http/validator.ts) must answer exactly what a
- * first request answers. Each kept answer follows every change (a new event, a new member), per
- * request URL or operation; a URL the validator refuses stays refused; conditional requests still
- * get 304.
+ * the bytes a REST answer renders once from a kept value (src/http/rest.ts, `keptRendering`), a
+ * GraphQL operation executed again from kept values (src/http/graphql/endpoint.ts) and a URL the
+ * validator checks again each time (src/http/validator.ts) must answer exactly what a first
+ * request answers. Each answer follows every change (a new event, a new member), per request URL
+ * or operation; a URL the validator refuses stays refused; conditional requests still get 304.
  */
 import { ANONYMOUS } from '../../src/auth/context';
 import { isKept } from '../../src/infra/kept';
@@ -96,7 +95,7 @@ describe('a kept page answers the same bytes until it changes', () => {
   });
 });
 
-describe('the validator verdict kept for a URL', () => {
+describe('a URL the validator checks on every request', () => {
   test('coerced parameters reach every request of the URL, and a refused URL stays refused', async () => {
     const first = JSON.parse((await raw('/events?limit=1&types=platform_a:follower', owner.accessToken)).text);
     const again = JSON.parse((await raw('/events?limit=1&types=platform_a:follower', owner.accessToken)).text);
@@ -112,7 +111,7 @@ describe('the validator verdict kept for a URL', () => {
   });
 });
 
-describe('a GraphQL answer written from kept values', () => {
+describe('a GraphQL operation executed again from kept values', () => {
   async function graphql(query: string, variables: Record<string, unknown>, token: string) {
     const res = await fetch(`${t.url}/v1/gql`, {
       method: 'POST',
