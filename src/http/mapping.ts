@@ -35,9 +35,15 @@ const resolve = (node: unknown, doc: unknown): Schema | undefined => resolveRef(
 
 const routeByOperation = new Map(routes.map((r) => [r.operationId, r]));
 
+/** The route of an operation in the generated route table. */
+export const routeOf = (operationId: OperationId) => routeByOperation.get(operationId);
+
+/** A node of the OpenAPI document with its `$ref`s followed. */
+export const documentSchema = (node: unknown): Schema | undefined => resolve(node, openapiDocument);
+
 /** The operation object of a route in the OpenAPI document (its path without the server's base). */
 export function documentOperation(operationId: OperationId): Schema {
-  const route = routeByOperation.get(operationId);
+  const route = routeOf(operationId);
   const base = ((openapiDocument as { servers?: { url: string }[] }).servers?.[0]?.url ?? '').replace(/\/$/, '');
   const op = route ? (openapiDocument.paths as Record<string, Record<string, Schema>>)[route.path.slice(base.length)]?.[route.method] : undefined;
   if (!op) throw new Error(`no OpenAPI operation for ${operationId}`);
@@ -46,7 +52,7 @@ export function documentOperation(operationId: OperationId): Schema {
 
 /** The JSON schema of a request body or response (`content['application/json'].schema`), refs resolved to it. */
 export function jsonSchemaOf(node: unknown): unknown {
-  return (resolve(node, openapiDocument)?.content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
+  return (documentSchema(node)?.content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
 }
 
 /**

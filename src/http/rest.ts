@@ -15,7 +15,6 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ServerResponse } from 'node:http';
 import mime from 'mime-types';
-import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type OperationId, type PagedOperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
 import type { GateEnforcer } from '../auth/gates';
 import { JsonText } from '../infra/json-bytes';
@@ -23,7 +22,7 @@ import { isKept, keptRendering } from '../infra/kept';
 import type { Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
 import { Reply, collection, fillSelf, single, wholeCollection } from './envelope';
-import { camelKeys, documentOperation, jsonSchemaOf, shapeOf, toDomain, toWire, type Shape } from './mapping';
+import { camelKeys, documentOperation, documentSchema, jsonSchemaOf, routeOf, shapeOf, toDomain, toWire, type Shape } from './mapping';
 import type { ResolvedOperation } from './operations';
 import { pageFor } from './paging';
 import { header, prepareJson, prepareJsonText, preparedBytes, preparedText, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest, type PreparedJson } from './request';
@@ -43,23 +42,9 @@ type WireResult = {
 };
 type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<WireResult>;
 type AnyOperation = (request: unknown, context: RequestContext) => Promise<unknown>;
-type Schema = Record<string, unknown>;
 
 /** Wire handlers made by bindRest; the router refuses any other, so no envelope is hand-built. */
 const bound = new WeakSet<object>();
-const byOperation = new Map(routes.map((r) => [r.operationId, r]));
-
-function resolve(node: unknown): Schema | undefined {
-  let current = node as Schema | undefined;
-  while (current && typeof current.$ref === 'string') {
-    current = (current.$ref as string)
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce<unknown>((acc, key) => (acc as Schema | undefined)?.[key], openapiDocument) as Schema | undefined;
-  }
-  return current;
-}
-
 /** Shapes of the request body and of each status's domain value (the part the envelope wraps). */
 function shapesOf(route: RouteSpec): { body: Shape | null; results: Map<number, Shape | null> } {
   const op = documentOperation(route.operationId);
@@ -71,7 +56,7 @@ function shapesOf(route: RouteSpec): { body: Shape | null; results: Map<number, 
       results.set(Number(status), null);
       continue;
     }
-    const data = (resolve(schema)?.properties as Record<string, unknown> | undefined)?.data;
+    const data = (documentSchema(schema)?.properties as Record<string, unknown> | undefined)?.data;
     switch (route.envelope.kind) {
       case 'bare':
         results.set(Number(status), shapeOf(schema));
@@ -81,7 +66,7 @@ function shapesOf(route: RouteSpec): { body: Shape | null; results: Map<number, 
         results.set(Number(status), shapeOf(data));
         break;
       case 'collection':
-        results.set(Number(status), shapeOf(resolve(data)?.items));
+        results.set(Number(status), shapeOf(documentSchema(data)?.items));
         break;
     }
   }
@@ -154,7 +139,7 @@ export function bindRest<K extends OperationId, J extends K = never>(operations:
   const handlers: Record<string, AnyHandler> = {};
   const jsonText = new Set<OperationId>(declarations.jsonText ?? []);
   for (const [operationId, operation] of Object.entries(operations) as [OperationId, AnyOperation][]) {
-    const route = byOperation.get(operationId);
+    const route = routeOf(operationId);
     if (!route) throw new Error(`no route for REST binding ${operationId}`);
     const spliced = jsonText.has(operationId);
     if (spliced && (route.envelope.kind !== 'collection' || !route.paging || route.responses[String(route.defaultStatus)] !== 'application/json')) {

@@ -176,16 +176,15 @@ export function createAccountsRepo(knex: Knex) {
     async member(accountId: string, userId: string, db: Knex | Knex.Transaction = knex): Promise<MemberRecord | undefined> {
       return mapped(memberOf)(await memberColumns(db).where({ 'm.account_id': accountId, 'm.user_id': userId }).first());
     },
-    /** accounts.members (a hot read: src/infra/db/hot-read.ts) */
     /**
-     * The members in their domain form, kept so: a kept list holds no Date (its timestamps are the
-     * API's text), so the answer's rendering is kept with it and a repeated request is not mapped
-     * and serialised again (src/infra/kept.ts `keptRendering`).
+     * accounts.members, a hot read (src/infra/db/hot-read.ts) kept in the members' domain form: it
+     * holds no Date (its timestamps are the API's text), so the answer's rendering is kept with it
+     * and a repeated request is not mapped and serialised again (src/infra/kept.ts `keptRendering`).
      */
     members: hotRead(
       knex,
       async (accountId: string): Promise<MemberRecord[]> =>
-        ((await memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }])) as MemberRow[]).map((row) => memberOf.map(row)),
+        ((await memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }])) as MemberRow[]).map(memberOf.map),
       (accountId: string) => accountId,
       () => ACCESS_GUARD,
     ),

@@ -18,17 +18,16 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { OperationId } from '../../../generated/rest';
-import { openapiDocument } from '../../../generated/openapi-document';
 import { hasPermission, type AuthContext } from '../../auth/context';
 import type { ResourceGrantChecker } from '../../auth/gates';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
-import { documentOperation, jsonSchemaOf, shapeOf, toWire, type Camelize } from '../../http/mapping';
+import { documentOperation, documentSchema, jsonSchemaOf, shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
 import { jsonTextWithin } from '../../infra/json-bytes';
-import { camelName, resolveRef, type CamelCase } from '../../infra/names';
+import { camelName, type CamelCase } from '../../infra/names';
 import type { ModuleApis } from '../contract';
 import { overlayMessages } from './errors';
 import { RESOURCE_SCHEMAS, RESOURCE_WRITES, type AccessEntry, type OverlaysRepo, type ResourceBodies, type ResourceColumns, type ResourceOf, type ResourceTable, type Widget } from './repo';
@@ -64,11 +63,11 @@ const invalid = (field: string, message: string) => AppError.validation(message,
 function writableMembers(operationIds: readonly OperationId[]): ReadonlyMap<string, { column: string; nullable: boolean }> {
   const members = new Map<string, { column: string; nullable: boolean }>();
   for (const operationId of operationIds) {
-    const properties = resolveRef(jsonSchemaOf(documentOperation(operationId).requestBody), openapiDocument)?.properties;
+    const properties = documentSchema(jsonSchemaOf(documentOperation(operationId).requestBody))?.properties;
     if (!properties || typeof properties !== 'object') throw new Error(`overlays: ${operationId} has no JSON body members in the OpenAPI document`);
     for (const [column, node] of Object.entries(properties)) {
       if (column === 'version') continue;
-      const nullable = resolveRef(node, openapiDocument)?.nullable === true || members.get(camelName(column))?.nullable === true;
+      const nullable = documentSchema(node)?.nullable === true || members.get(camelName(column))?.nullable === true;
       members.set(camelName(column), { column, nullable });
     }
   }
