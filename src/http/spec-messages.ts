@@ -13,8 +13,8 @@
  * stays the validator's.
  */
 import Ajv, { type ValidateFunction } from 'ajv';
-import { openapiDocument } from '../../generated/openapi-document';
 import { AppError } from '../errors';
+import { documentSchema } from './mapping';
 
 type Schema = {
   $ref?: string;
@@ -44,16 +44,8 @@ interface ValidatorIssue {
   errorCode?: string;
 }
 
-function deref<T extends { $ref?: string }>(node: T | undefined): T | undefined {
-  let current = node;
-  while (current?.$ref) {
-    current = current.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce<unknown>((acc, key) => (acc as Record<string, unknown> | undefined)?.[key], openapiDocument) as T | undefined;
-  }
-  return current;
-}
+/** A node of the OpenAPI document with its `$ref`s followed (mapping.ts `documentSchema`). */
+const deref = <T extends { $ref?: string }>(node: T | undefined): T | undefined => documentSchema(node) as T | undefined;
 
 const ruleAjv = new Ajv({ strict: false, allErrors: false });
 const ruleChecks = new WeakMap<Schema, ValidateFunction>();

@@ -30,23 +30,15 @@ import Ajv04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
 import { graphqlArgumentRules, graphqlBodyRules, type ArgumentRule, type BodyRules } from '../../../generated/graphql-argument-rules';
-import { openapiDocument } from '../../../generated/openapi-document';
 import { twins } from '../../../generated/parity';
 import { AppError } from '../../errors';
 import { inputProblem, inputProblemError } from '../input-guard';
+import { documentOperation, documentSchema, jsonSchemaOf } from '../mapping';
 
-type Schema = { $ref?: string; type?: string; nullable?: boolean; properties?: Record<string, Schema>; content?: Record<string, { schema?: Schema }> };
+type Schema = { $ref?: string; type?: string; nullable?: boolean; properties?: Record<string, Schema> };
 
-function deref(node: Schema | undefined): Schema | undefined {
-  let current = node;
-  while (current?.$ref) {
-    current = current.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce<unknown>((acc, key) => (acc as Record<string, unknown> | undefined)?.[key], openapiDocument) as Schema | undefined;
-  }
-  return current;
-}
+/** A node of the OpenAPI document with its `$ref`s followed (mapping.ts `documentSchema`). */
+const deref = (node: Schema | undefined): Schema | undefined => documentSchema(node) as Schema | undefined;
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
@@ -58,9 +50,8 @@ function nullRefusals(schema: GraphQLSchema): NullRefusals {
   let known = nullRefusalsBySchema.get(schema);
   if (known) return known;
   known = new Map();
-  const paths = openapiDocument.paths as Record<string, Record<string, { requestBody?: Schema } | undefined>>;
   for (const twin of twins) {
-    const body = deref(deref(paths[twin.path.replace(/^\/v1/, '')]?.[twin.method]?.requestBody)?.content?.['application/json']?.schema);
+    const body = deref(jsonSchemaOf(documentOperation(twin.operationId).requestBody) as Schema | undefined);
     const [typeName, fieldName] = twin.graphql.split('.') as [string, string];
     const field = schema.getType(typeName) && (schema.getType(typeName) as { getFields?: () => Record<string, { args: readonly { name: string; type: unknown }[] }> }).getFields?.()[fieldName];
     if (!body?.properties || !field) continue;
